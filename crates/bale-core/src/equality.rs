@@ -1,0 +1,136 @@
+//! Python equality between stored values, possibly of two different buffers.
+
+use crate::error::{FormatError, Result};
+use crate::hash::{float_to_int_bytes, hash_value, spend, MAX_KEY_DEPTH};
+use crate::reader::{Reader, Value};
+
+enum Num<'a> {
+    I(i64),
+    Big(&'a [u8]),
+    F(f64),
+    C(f64, f64),
+}
+
+fn as_num<'a>(v: &Value<'a>) -> Option<Num<'a>> {
+    Some(match *v {
+        Value::Bool(b) => Num::I(b as i64),
+        Value::Int(i) => Num::I(i),
+        Value::BigInt(b) => Num::Big(b),
+        Value::Float(f) => Num::F(f),
+        Value::Complex(re, im) => Num::C(re, im),
+        _ => return None,
+    })
+}
+
+fn int_eq_float(i: i64, f: f64) -> bool {
+    f.fract() == 0.0 && (-9.223372036854775808e18..9.223372036854775808e18).contains(&f) && f as i64 == i
+}
+
+fn num_eq(a: &Num<'_>, b: &Num<'_>) -> bool {
+    use Num::*;
+    match (a, b) {
+        (I(x), I(y)) => x == y,
+        (Big(x), Big(y)) => x == y,
+        (I(_), Big(_)) | (Big(_), I(_)) => false,
+        (F(x), F(y)) => x == y,
+        (I(i), F(f)) | (F(f), I(i)) => int_eq_float(*i, *f),
+        (Big(b), F(f)) | (F(f), Big(b)) => {
+            f.fract() == 0.0 && f.is_finite() && f.abs() >= 9.223372036854775808e18 && float_to_int_bytes(*f) == *b
+        }
+        (C(r1, i1), C(r2, i2)) => r1 == r2 && i1 == i2,
+        (C(r, i), other) | (other, C(r, i)) => *i == 0.0 && num_eq(&F(*r), other),
+    }
+}
+
+/// `a == b` with Python semantics (NaN != NaN; identity is not known here).
+pub fn values_eq(ra: &Reader<'_>, a: Value<'_>, rb: &Reader<'_>, b: Value<'_>) -> Result<bool> {
+    // Valid regions compare in at most one step per word of either side.
+    let mut steps = (ra.buf().len() + rb.buf().len()) / 8 + 1;
+    eq_at(ra, a, rb, b, 0, &mut steps)
+}
+
+/// The same stored container (same buffer, same place): equal without a walk.
+fn same_place(ra: &Reader<'_>, a: &Value<'_>, rb: &Reader<'_>, b: &Value<'_>) -> bool {
+    if ra.buf().as_ptr() != rb.buf().as_ptr() {
+        return false;
+    }
+    match (a, b) {
+        (Value::List(x), Value::List(y)) | (Value::Tuple(x), Value::Tuple(y)) => x == y && x.len > 0,
+        (Value::Dict(x), Value::Dict(y)) => x == y,
+        (Value::Set(x), Value::Set(y)) | (Value::FrozenSet(x), Value::FrozenSet(y)) => x == y,
+        _ => false,
+    }
+}
+
+fn eq_at(ra: &Reader<'_>, a: Value<'_>, rb: &Reader<'_>, b: Value<'_>, depth: usize, steps: &mut usize) -> Result<bool> {
+    if depth > MAX_KEY_DEPTH {
+        return Err(FormatError::new("values nested too deeply to compare"));
+    }
+    // Sequences are compared with an explicit stack: they may nest a million deep.
+    let mut stack = vec![(a, b)];
+    while let Some((a, b)) = stack.pop() {
+        spend(steps)?;
+        // Like Python's `x is y` shortcut: a stored container equals itself.
+        if same_place(ra, &a, rb, &b) {
+            continue;
+        }
+        let same = match (&a, &b) {
+            (Value::None, Value::None) => true,
+            (Value::Str(x), Value::Str(y)) => x.width == y.width && x.len == y.len && x.units() == y.units(),
+            (Value::Bytes(x), Value::Bytes(y)) => x == y,
+            (Value::List(x), Value::List(y)) | (Value::Tuple(x), Value::Tuple(y)) => {
+                if x.len != y.len {
+                    false
+                } else {
+                    for i in (0..x.len).rev() {
+                        stack.push((ra.seq_item(*x, i)?, rb.seq_item(*y, i)?));
+                    }
+                    true
+                }
+            }
+            (Value::Set(x) | Value::FrozenSet(x), Value::Set(y) | Value::FrozenSet(y)) => {
+                if x.len != y.len {
+                    false
+                } else {
+                    let mut all = true;
+                    for i in 0..x.len {
+                        let e = ra.table_item(*x, i)?;
+                        let h = || hash_value(ra, e, depth + 1);
+                        if rb.find_with(*y, h, |c| eq_at(ra, e, rb, c, depth + 1, steps))?.is_none() {
+                            all = false;
+                            break;
+                        }
+                    }
+                    all
+                }
+            }
+            (Value::Dict(x), Value::Dict(y)) => {
+                if x.len != y.len {
+                    false
+                } else {
+                    let mut all = true;
+                    for i in 0..x.len {
+                        let k = ra.dict_key(*x, i)?;
+                        let h = || hash_value(ra, k, depth + 1);
+                        match rb.find_with(y.shape, h, |c| eq_at(ra, k, rb, c, depth + 1, steps))? {
+                            Some(j) => stack.push((ra.dict_value(*x, i)?, rb.dict_value(*y, j)?)),
+                            None => {
+                                all = false;
+                                break;
+                            }
+                        }
+                    }
+                    all
+                }
+            }
+            _ => match (as_num(&a), as_num(&b)) {
+                (Some(x), Some(y)) => num_eq(&x, &y),
+                _ => false,
+            },
+        };
+        if !same {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}

@@ -1,0 +1,169 @@
+//! Constants and slot encoding of format version 1 (see `docs/FORMAT.md`).
+
+/// `"BALE\r\n\x1a\n"`: the CR/LF/EOF bytes catch text-mode mangling.
+pub const MAGIC: [u8; 8] = *b"BALE\r\n\x1a\n";
+pub const VERSION: u32 = 1;
+pub const BYTE_ORDER_MARK: u32 = 0x0102_0304;
+pub const HEADER_LEN: usize = 64;
+
+pub const OFF_MAGIC: usize = 0;
+pub const OFF_VERSION: usize = 8;
+pub const OFF_BOM: usize = 12;
+pub const OFF_TOTAL_LEN: usize = 16;
+pub const OFF_ROOT: usize = 24;
+pub const OFF_CHECKSUM: usize = 32;
+pub const OFF_FLAGS: usize = 40;
+pub const OFF_RESERVED: usize = 44;
+
+/// Header flag: containers may be referenced more than once.
+pub const FLAG_SHARED: u32 = 1;
+pub const KNOWN_FLAGS: u32 = FLAG_SHARED;
+
+pub const TAG_OBJ: u64 = 0;
+pub const TAG_INT: u64 = 1;
+pub const TAG_CONST: u64 = 2;
+pub const TAG_SSTR: u64 = 3;
+pub const TAG_STR: u64 = 4;
+pub const TAG_LIST: u64 = 5;
+pub const TAG_TUPLE: u64 = 6;
+pub const TAG_MASK: u64 = 7;
+
+pub const CONST_NONE: u64 = 0;
+pub const CONST_FALSE: u64 = 1;
+pub const CONST_TRUE: u64 = 2;
+
+pub const SLOT_NONE: u64 = (CONST_NONE << 3) | TAG_CONST;
+pub const SLOT_FALSE: u64 = (CONST_FALSE << 3) | TAG_CONST;
+pub const SLOT_TRUE: u64 = (CONST_TRUE << 3) | TAG_CONST;
+pub const SLOT_EMPTY_LIST: u64 = TAG_LIST;
+pub const SLOT_EMPTY_TUPLE: u64 = TAG_TUPLE;
+
+pub const INT_MIN: i64 = -(1 << 60);
+pub const INT_MAX: i64 = (1 << 60) - 1;
+/// Longest ASCII string stored inline in a slot.
+pub const SSTR_MAX: usize = 7;
+/// Longest string (in code points) or sequence a headerless slot can describe.
+pub const SHORT_MAX: usize = 0xFFFF;
+/// Largest offset a headerless STR slot can hold (43 bits of `offset >> 3`).
+pub const STR_SLOT_MAX_OFFSET: usize = ((1u64 << 43) - 1) as usize * 8;
+/// Largest offset a headerless LIST/TUPLE slot can hold (45 bits of `offset >> 3`).
+pub const SEQ_SLOT_MAX_OFFSET: usize = ((1u64 << 45) - 1) as usize * 8;
+
+pub const KIND_STR_ASCII: u8 = 0x01;
+pub const KIND_STR_LATIN1: u8 = 0x02;
+pub const KIND_STR_UCS2: u8 = 0x03;
+pub const KIND_STR_UCS4: u8 = 0x04;
+pub const KIND_BYTES: u8 = 0x05;
+pub const KIND_INT64: u8 = 0x06;
+pub const KIND_BIGINT: u8 = 0x07;
+pub const KIND_FLOAT: u8 = 0x08;
+pub const KIND_COMPLEX: u8 = 0x09;
+pub const KIND_LIST: u8 = 0x0A;
+pub const KIND_TUPLE: u8 = 0x0B;
+pub const KIND_SET: u8 = 0x0C;
+pub const KIND_FROZENSET: u8 = 0x0D;
+pub const KIND_DICT: u8 = 0x0E;
+pub const KIND_SHAPE: u8 = 0x0F;
+
+/// Containers with more entries than this carry a hash index.
+pub const INDEX_MIN_ENTRIES: usize = 9;
+
+/// Largest `len` field of an object header (56 bits).
+pub const MAX_OBJ_LEN: u64 = (1 << 56) - 1;
+
+/// Code-unit width of a string, as CPython stores it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Width {
+    Ascii = 0,
+    Latin1 = 1,
+    Ucs2 = 2,
+    Ucs4 = 3,
+}
+
+impl Width {
+    pub fn from_code(code: u64) -> Width {
+        match code & 3 {
+            0 => Width::Ascii,
+            1 => Width::Latin1,
+            2 => Width::Ucs2,
+            _ => Width::Ucs4,
+        }
+    }
+    /// Bytes per code unit.
+    pub fn unit(self) -> usize {
+        match self {
+            Width::Ascii | Width::Latin1 => 1,
+            Width::Ucs2 => 2,
+            Width::Ucs4 => 4,
+        }
+    }
+    pub fn kind(self) -> u8 {
+        match self {
+            Width::Ascii => KIND_STR_ASCII,
+            Width::Latin1 => KIND_STR_LATIN1,
+            Width::Ucs2 => KIND_STR_UCS2,
+            Width::Ucs4 => KIND_STR_UCS4,
+        }
+    }
+}
+
+#[inline]
+pub fn pad8(n: usize) -> usize {
+    (n + 7) & !7
+}
+
+/// Number of u32 entries of the hash index for `n` entries (0 when none).
+#[inline]
+pub fn index_cap(n: usize) -> usize {
+    if n < INDEX_MIN_ENTRIES {
+        0
+    } else {
+        (2 * n).next_power_of_two().max(32)
+    }
+}
+
+#[inline]
+pub fn make_int_slot(v: i64) -> Option<u64> {
+    if (INT_MIN..=INT_MAX).contains(&v) {
+        Some(((v << 3) as u64) | TAG_INT)
+    } else {
+        None
+    }
+}
+
+#[inline]
+pub fn make_str_slot(width: Width, nchars: usize, offset: usize) -> u64 {
+    debug_assert!(nchars <= SHORT_MAX && offset % 8 == 0 && offset <= STR_SLOT_MAX_OFFSET);
+    TAG_STR | ((width as u64) << 3) | ((nchars as u64) << 5) | (((offset >> 3) as u64) << 21)
+}
+
+#[inline]
+pub fn make_seq_slot(tag: u64, len: usize, offset: usize) -> u64 {
+    debug_assert!(len <= SHORT_MAX && offset % 8 == 0 && offset <= SEQ_SLOT_MAX_OFFSET);
+    tag | ((len as u64) << 3) | (((offset >> 3) as u64) << 19)
+}
+
+/// Inline ASCII string slot; `s` must be ASCII and at most 7 bytes.
+#[inline]
+pub fn make_sstr_slot(s: &[u8]) -> u64 {
+    debug_assert!(s.len() <= SSTR_MAX);
+    let mut b = [0u8; 8];
+    b[0] = (TAG_SSTR as u8) | ((s.len() as u8) << 3);
+    b[1..1 + s.len()].copy_from_slice(s);
+    u64::from_le_bytes(b)
+}
+
+#[inline]
+pub fn header_word(kind: u8, len: u64) -> u64 {
+    (len << 8) | kind as u64
+}
+
+#[inline]
+pub fn read_u64(buf: &[u8], off: usize) -> u64 {
+    u64::from_le_bytes(buf[off..off + 8].try_into().unwrap())
+}
+
+#[inline]
+pub fn read_u32(buf: &[u8], off: usize) -> u32 {
+    u32::from_le_bytes(buf[off..off + 4].try_into().unwrap())
+}

@@ -1,0 +1,211 @@
+//! The stable key hash of `docs/FORMAT.md`: the same in every process, and
+//! equal for values Python considers equal (`1 == 1.0 == True`).
+
+use crate::error::{FormatError, Result};
+use crate::reader::{Reader, Value};
+use crate::format::Width;
+
+pub const SEED_NONE: u64 = 0x6e6f6e65;
+pub const SEED_INT: u64 = 0x696e7465676572;
+pub const SEED_BIGINT: u64 = 0x62696769;
+pub const SEED_FLOAT: u64 = 0x666c6f6174;
+pub const SEED_COMPLEX: u64 = 0x636f6d706c6578;
+pub const SEED_STR: u64 = 0x737472;
+pub const SEED_BYTES: u64 = 0x6279746573;
+pub const SEED_TUPLE: u64 = 0x7475706c65;
+pub const SEED_FROZENSET: u64 = 0x66726f7a656e;
+
+/// Nesting depth beyond which hashing and key comparison give up.
+pub const MAX_KEY_DEPTH: usize = 1000;
+
+#[inline]
+pub fn mix(mut x: u64) -> u64 {
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58476d1ce4e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d049bb133111eb);
+    x ^ (x >> 31)
+}
+
+#[inline]
+pub fn hash_i64(v: i64) -> u64 {
+    mix(v as u64 ^ SEED_INT)
+}
+
+/// `le` is a minimal two's-complement little-endian integer outside i64.
+pub fn hash_bigint(le: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(le, SEED_BIGINT)
+}
+
+pub fn hash_f64(f: f64) -> u64 {
+    if f.fract() == 0.0 {
+        if (-9.223372036854775808e18..9.223372036854775808e18).contains(&f) {
+            return hash_i64(f as i64);
+        }
+        return hash_bigint(&float_to_int_bytes(f));
+    }
+    mix(f.to_bits() ^ SEED_FLOAT)
+}
+
+pub fn hash_complex(re: f64, im: f64) -> u64 {
+    if im == 0.0 {
+        return hash_f64(re);
+    }
+    mix(hash_f64(re) ^ mix(hash_f64(im) ^ SEED_COMPLEX))
+}
+
+#[inline]
+pub fn hash_str_units(units: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(units, SEED_STR)
+}
+
+#[inline]
+pub fn hash_bytes(b: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(b, SEED_BYTES)
+}
+
+/// Folds element hashes of a tuple of `n` elements.
+pub struct TupleHasher(u64);
+impl TupleHasher {
+    pub fn new() -> Self {
+        TupleHasher(SEED_TUPLE)
+    }
+    #[inline]
+    pub fn add(&mut self, h: u64) {
+        self.0 = mix(self.0 ^ h).wrapping_add(1);
+    }
+    pub fn finish(self, n: usize) -> u64 {
+        mix(self.0 ^ n as u64)
+    }
+}
+impl Default for TupleHasher {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Order-independent fold of frozenset element hashes.
+pub fn frozenset_hash(sum_of_mixed: u64, n: usize) -> u64 {
+    mix(sum_of_mixed ^ SEED_FROZENSET ^ n as u64)
+}
+
+/// Minimal two's-complement LE bytes of an integral float outside i64.
+pub fn float_to_int_bytes(f: f64) -> Vec<u8> {
+    let bits = f.to_bits();
+    let neg = bits >> 63 == 1;
+    let exp = ((bits >> 52) & 0x7FF) as i64;
+    let mant = (bits & ((1u64 << 52) - 1)) | (1u64 << 52);
+    let shift = (exp - 1075) as usize; // >= 11 for |f| >= 2^63
+    let nbytes = (53 + shift) / 8 + 2;
+    let mut mag = vec![0u8; nbytes];
+    let (byte, bit) = (shift / 8, shift % 8);
+    let wide = (mant as u128) << bit;
+    for k in 0..9 {
+        if byte + k < nbytes {
+            mag[byte + k] = (wide >> (8 * k)) as u8;
+        }
+    }
+    if neg {
+        let mut carry = 1u16;
+        for b in mag.iter_mut() {
+            let v = (!*b) as u16 + carry;
+            *b = v as u8;
+            carry = v >> 8;
+        }
+    }
+    minimize_twos_complement(&mut mag);
+    mag
+}
+
+/// Drops redundant sign-extension bytes from a two's-complement LE integer.
+pub fn minimize_twos_complement(b: &mut Vec<u8>) {
+    while b.len() > 1 {
+        let last = b[b.len() - 1];
+        let prev = b[b.len() - 2];
+        if (last == 0 && prev & 0x80 == 0) || (last == 0xFF && prev & 0x80 != 0) {
+            b.pop();
+        } else {
+            break;
+        }
+    }
+}
+
+/// The key hash of a stored value. Lists, dicts and sets are unhashable.
+pub fn hash_value(r: &Reader<'_>, v: Value<'_>, depth: usize) -> Result<u64> {
+    // A valid region holds at most one element per word; crafted sharing
+    // could otherwise make a small key expand without bound.
+    let mut steps = r.buf().len() / 8 + 1;
+    hash_at(r, v, depth, &mut steps)
+}
+
+fn hash_at(r: &Reader<'_>, v: Value<'_>, depth: usize, steps: &mut usize) -> Result<u64> {
+    if depth > MAX_KEY_DEPTH {
+        return Err(FormatError::new("key nested too deeply to hash"));
+    }
+    Ok(match v {
+        Value::None => mix(SEED_NONE),
+        Value::Bool(b) => hash_i64(b as i64),
+        Value::Int(i) => hash_i64(i),
+        Value::BigInt(b) => hash_bigint(b),
+        Value::Float(f) => hash_f64(f),
+        Value::Complex(re, im) => hash_complex(re, im),
+        Value::Str(s) => hash_str_units(s.units()),
+        Value::Bytes(b) => hash_bytes(b),
+        Value::Tuple(seq) => {
+            let mut h = TupleHasher::new();
+            for i in 0..seq.len {
+                spend(steps)?;
+                h.add(hash_at(r, r.seq_item(seq, i)?, depth + 1, steps)?);
+            }
+            h.finish(seq.len)
+        }
+        Value::FrozenSet(t) => {
+            let mut s = 0u64;
+            for i in 0..t.len {
+                spend(steps)?;
+                s = s.wrapping_add(mix(hash_at(r, r.table_item(t, i)?, depth + 1, steps)?));
+            }
+            frozenset_hash(s, t.len)
+        }
+        Value::List(_) | Value::Dict(_) | Value::Set(_) => {
+            return Err(FormatError::new("unhashable value (list, dict or set) used as a key or set element"))
+        }
+    })
+}
+
+/// Takes one step of a traversal budget.
+#[inline]
+pub fn spend(steps: &mut usize) -> Result<()> {
+    if *steps == 0 {
+        return Err(FormatError::new(
+            "value expands to more elements than its region has words (malformed sharing)",
+        ));
+    }
+    *steps -= 1;
+    Ok(())
+}
+
+/// The width CPython would use for these code units (the canonical one).
+pub fn canonical_width(width: Width, units: &[u8]) -> Width {
+    match width {
+        Width::Ascii | Width::Latin1 => {
+            if units.is_ascii() { Width::Ascii } else { Width::Latin1 }
+        }
+        Width::Ucs2 => {
+            let max = units.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).max().unwrap_or(0);
+            if max < 0x80 { Width::Ascii } else if max < 0x100 { Width::Latin1 } else { Width::Ucs2 }
+        }
+        Width::Ucs4 => {
+            let max = units.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).max().unwrap_or(0);
+            if max < 0x80 {
+                Width::Ascii
+            } else if max < 0x100 {
+                Width::Latin1
+            } else if max < 0x10000 {
+                Width::Ucs2
+            } else {
+                Width::Ucs4
+            }
+        }
+    }
+}

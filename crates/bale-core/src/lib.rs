@@ -1,0 +1,48 @@
+//! # bale-core
+//!
+//! The pure-Rust core of bale: the compact-region format (see
+//! `docs/FORMAT.md` in the repository), a [`Builder`] that writes regions,
+//! a bounds-checked zero-copy [`Reader`], the stable key hash, Python-style
+//! equality between stored values, and a full [`verify`] pass.
+//!
+//! Reading a region saved from Python (`region.save("data.bale")`):
+//!
+//! ```no_run
+//! use bale_core::{Region, Value};
+//! let bytes = std::fs::read("data.bale").unwrap();
+//! let region = Region::new_verified(&bytes).unwrap();
+//! if let Value::List(records) = region.root().unwrap() {
+//!     let first = region.reader.seq_item(records, 0).unwrap();
+//!     if let Value::Dict(d) = first {
+//!         let user = bale_core::lookup_str(&region.reader, d, "user_id").unwrap();
+//!         println!("{:?}", user);
+//!     }
+//! }
+//! ```
+
+pub mod equality;
+pub mod error;
+pub mod format;
+pub mod hash;
+pub mod reader;
+pub mod verify;
+pub mod writer;
+
+pub use equality::values_eq;
+pub use error::{FormatError, Result};
+pub use reader::{compute_checksum, parse_header, Dict, Header, Reader, Region, Seq, Str, Table, Value};
+pub use verify::verify;
+pub use writer::Builder;
+
+/// Looks up a string key in a dict; `None` when absent.
+pub fn lookup_str<'a>(r: &Reader<'a>, d: Dict, key: &str) -> Result<Option<Value<'a>>> {
+    let mut scratch = Builder::with_capacity(64 + key.len() * 4);
+    let slot = scratch.str_utf8(key);
+    let probe_reader = Reader::new(scratch.bytes());
+    let probe = probe_reader.decode(slot, scratch.len())?;
+    let h = hash::hash_value(&probe_reader, probe, 0)?;
+    match r.find(d.shape, h, |k| values_eq(&probe_reader, probe, r, k))? {
+        Some(i) => Ok(Some(r.dict_value(d, i)?)),
+        None => Ok(None),
+    }
+}

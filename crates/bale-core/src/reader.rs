@@ -1,0 +1,526 @@
+//! Bounds-checked, zero-copy reading of regions.
+//!
+//! Every step checks what it reads: offsets inside the buffer, references
+//! pointing strictly backwards (so no traversal can loop), known tags and
+//! kinds, valid code points. Unverified bytes can therefore produce a
+//! `FormatError`, but never an out-of-bounds read or a hang.
+
+use crate::error::{FormatError, Result};
+use crate::format::*;
+
+/// A decoded slot. Containers are cheap handles into the buffer.
+#[derive(Clone, Copy, Debug)]
+pub enum Value<'a> {
+    None,
+    Bool(bool),
+    Int(i64),
+    /// Two's complement, little-endian, minimal; outside the i64 range.
+    BigInt(&'a [u8]),
+    Float(f64),
+    Complex(f64, f64),
+    Str(Str<'a>),
+    Bytes(&'a [u8]),
+    List(Seq),
+    Tuple(Seq),
+    Set(Table),
+    FrozenSet(Table),
+    Dict(Dict),
+}
+
+/// A string in CPython's own representation: `len` code units of `width`.
+#[derive(Clone, Copy, Debug)]
+pub struct Str<'a> {
+    pub width: Width,
+    pub len: usize,
+    data: StrData<'a>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum StrData<'a> {
+    Inline([u8; 8]),
+    Borrowed(&'a [u8]),
+}
+
+impl<'a> Str<'a> {
+    /// The code units, `len * width.unit()` bytes, little-endian.
+    pub fn units(&self) -> &[u8] {
+        match &self.data {
+            StrData::Inline(b) => &b[1..1 + self.len],
+            StrData::Borrowed(s) => s,
+        }
+    }
+    /// Code point `i`.
+    pub fn char_at(&self, i: usize) -> u32 {
+        let u = self.units();
+        match self.width {
+            Width::Ascii | Width::Latin1 => u[i] as u32,
+            Width::Ucs2 => u16::from_le_bytes([u[2 * i], u[2 * i + 1]]) as u32,
+            Width::Ucs4 => u32::from_le_bytes(u[4 * i..4 * i + 4].try_into().unwrap()),
+        }
+    }
+    /// The string as Rust UTF-8; lone surrogates become U+FFFD.
+    pub fn to_string_lossy(&self) -> String {
+        (0..self.len).map(|i| char::from_u32(self.char_at(i)).unwrap_or('\u{FFFD}')).collect()
+    }
+}
+
+/// A list or tuple: `len` slots at `pos`; its references lie before `start`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seq {
+    pub start: usize,
+    pub pos: usize,
+    pub len: usize,
+}
+
+/// A set or frozenset object at `start`: `len` element slots at `pos`, then its index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Table {
+    pub start: usize,
+    pub pos: usize,
+    pub len: usize,
+}
+
+impl Table {
+    pub fn index_pos(&self) -> usize {
+        self.pos + 8 * self.len
+    }
+}
+
+/// A dict at `start`: keys in the shape `shape`, values at `values`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dict {
+    pub start: usize,
+    pub shape: Table,
+    pub values: usize,
+    pub len: usize,
+}
+
+/// The parsed header of a region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub version: u32,
+    pub total_len: u64,
+    pub root: u64,
+    pub checksum: u64,
+    pub flags: u32,
+}
+
+/// Checks the header of `buf` (magic, byte order, version, length, reserved bytes).
+pub fn parse_header(buf: &[u8]) -> Result<Header> {
+    if cfg!(target_endian = "big") {
+        return Err(FormatError::new("bale regions are little-endian and this host is big-endian"));
+    }
+    if buf.len() < HEADER_LEN {
+        return Err(FormatError::new(format!(
+            "buffer of {} bytes is too short for a region (the header alone is {} bytes)",
+            buf.len(),
+            HEADER_LEN
+        )));
+    }
+    if buf[OFF_MAGIC..OFF_MAGIC + 8] != MAGIC {
+        return Err(FormatError::at(0, "not a bale region (bad magic bytes)"));
+    }
+    let bom = read_u32(buf, OFF_BOM);
+    if bom == BYTE_ORDER_MARK.swap_bytes() {
+        return Err(FormatError::at(
+            OFF_BOM,
+            "region was written in big-endian byte order; this reader supports little-endian regions only",
+        ));
+    }
+    if bom != BYTE_ORDER_MARK {
+        return Err(FormatError::at(OFF_BOM, format!("bad byte-order marker 0x{bom:08x}")));
+    }
+    let version = read_u32(buf, OFF_VERSION);
+    if version != VERSION {
+        return Err(FormatError::at(
+            OFF_VERSION,
+            format!("region has format version {version}; this bale reads format version {VERSION}"),
+        ));
+    }
+    let total_len = read_u64(buf, OFF_TOTAL_LEN);
+    if total_len != buf.len() as u64 {
+        return Err(FormatError::at(
+            OFF_TOTAL_LEN,
+            format!("header says the region is {} bytes but the buffer has {} bytes", total_len, buf.len()),
+        ));
+    }
+    if total_len % 8 != 0 {
+        return Err(FormatError::at(OFF_TOTAL_LEN, format!("region length {total_len} is not a multiple of 8")));
+    }
+    let flags = read_u32(buf, OFF_FLAGS);
+    if flags & !KNOWN_FLAGS != 0 {
+        return Err(FormatError::at(OFF_FLAGS, format!("unknown header flags 0x{flags:08x}")));
+    }
+    if buf[OFF_RESERVED..HEADER_LEN].iter().any(|&b| b != 0) {
+        return Err(FormatError::at(OFF_RESERVED, "reserved header bytes are not zero"));
+    }
+    Ok(Header { version, total_len, root: read_u64(buf, OFF_ROOT), checksum: read_u64(buf, OFF_CHECKSUM), flags })
+}
+
+/// XXH3-64 of the region with its checksum field taken as zero.
+pub fn compute_checksum(buf: &[u8]) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&buf[..OFF_CHECKSUM]);
+    h.update(&[0u8; 8]);
+    h.update(&buf[OFF_CHECKSUM + 8..]);
+    h.digest()
+}
+
+/// A reader over bytes laid out as a region (a whole region, or the
+/// prefix a `Builder` has written so far).
+#[derive(Clone, Copy, Debug)]
+pub struct Reader<'a> {
+    buf: &'a [u8],
+}
+
+/// A validated-header region: the entry point for reading.
+///
+/// ```
+/// use bale_core::{Builder, Region, Value};
+/// let mut b = Builder::new();
+/// let s = b.str_utf8("hello");
+/// let root = b.seq(false, &[s, bale_core::format::make_int_slot(7).unwrap()]);
+/// let bytes = b.finish(root);
+/// let region = Region::new(&bytes).unwrap();
+/// match region.root().unwrap() {
+///     Value::List(seq) => assert_eq!(seq.len, 2),
+///     _ => unreachable!(),
+/// }
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Region<'a> {
+    pub reader: Reader<'a>,
+    pub header: Header,
+}
+
+impl<'a> Region<'a> {
+    /// Checks the header only: O(1).
+    pub fn new(buf: &'a [u8]) -> Result<Region<'a>> {
+        let header = parse_header(buf)?;
+        Ok(Region { reader: Reader { buf }, header })
+    }
+    /// Checks the header, the checksum and the whole structure: O(n).
+    pub fn new_verified(buf: &'a [u8]) -> Result<Region<'a>> {
+        let r = Region::new(buf)?;
+        crate::verify::verify(&r)?;
+        Ok(r)
+    }
+    pub fn root(&self) -> Result<Value<'a>> {
+        self.reader.decode(self.header.root, self.reader.buf.len())
+    }
+    pub fn bytes(&self) -> &'a [u8] {
+        self.reader.buf
+    }
+    pub fn shared(&self) -> bool {
+        self.header.flags & FLAG_SHARED != 0
+    }
+}
+
+#[inline]
+fn bad(offset: usize, msg: &str) -> FormatError {
+    FormatError::at(offset, msg)
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(buf: &'a [u8]) -> Reader<'a> {
+        Reader { buf }
+    }
+    pub fn buf(&self) -> &'a [u8] {
+        self.buf
+    }
+
+    #[inline]
+    pub fn word(&self, off: usize) -> Result<u64> {
+        match self.buf.get(off..off.wrapping_add(8)) {
+            Some(b) => Ok(u64::from_le_bytes(b.try_into().unwrap())),
+            None => Err(bad(off, "read past the end of the region")),
+        }
+    }
+
+    /// Checks that `[off, off+size)` lies inside the data area and ends at or before `limit`.
+    #[inline]
+    fn extent(&self, off: usize, size: usize, limit: usize, what: &str) -> Result<()> {
+        if off < HEADER_LEN {
+            return Err(FormatError::at(off, format!("{what} points into the header")));
+        }
+        match off.checked_add(size) {
+            Some(end) if end <= limit && end <= self.buf.len() => Ok(()),
+            _ => Err(FormatError::at(
+                off,
+                format!("{what} of {size} bytes does not lie before its referrer at byte {limit}"),
+            )),
+        }
+    }
+
+    /// Decodes `slot`, found in a container whose extent starts at `limit`.
+    #[inline]
+    pub fn decode(&self, slot: u64, limit: usize) -> Result<Value<'a>> {
+        match slot & TAG_MASK {
+            TAG_INT => Ok(Value::Int((slot as i64) >> 3)),
+            TAG_CONST => match slot >> 3 {
+                CONST_NONE => Ok(Value::None),
+                CONST_FALSE => Ok(Value::Bool(false)),
+                CONST_TRUE => Ok(Value::Bool(true)),
+                c => Err(FormatError::new(format!("unknown constant {c} in slot 0x{slot:016x}"))),
+            },
+            TAG_SSTR => {
+                let n = ((slot >> 3) & 7) as usize;
+                let b = slot.to_le_bytes();
+                if b[1..1 + n].iter().any(|&c| c >= 0x80) {
+                    return Err(FormatError::new(format!("inline string slot 0x{slot:016x} is not ASCII")));
+                }
+                Ok(Value::Str(Str { width: Width::Ascii, len: n, data: StrData::Inline(b) }))
+            }
+            TAG_STR => {
+                let width = Width::from_code(slot >> 3);
+                let n = ((slot >> 5) & 0xFFFF) as usize;
+                let off = ((slot >> 21) << 3) as usize;
+                let size = n * width.unit();
+                self.extent(off, size, limit, "string")?;
+                let data = &self.buf[off..off + size];
+                check_units(width, data, off)?;
+                Ok(Value::Str(Str { width, len: n, data: StrData::Borrowed(data) }))
+            }
+            TAG_LIST | TAG_TUPLE => {
+                let n = ((slot >> 3) & 0xFFFF) as usize;
+                let off = ((slot >> 19) << 3) as usize;
+                let seq = if n == 0 {
+                    if off != 0 {
+                        return Err(FormatError::new(format!("empty sequence slot 0x{slot:016x} has an offset")));
+                    }
+                    Seq { start: 0, pos: 0, len: 0 }
+                } else {
+                    self.extent(off, 8 * n, limit, "sequence")?;
+                    Seq { start: off, pos: off, len: n }
+                };
+                Ok(if slot & TAG_MASK == TAG_LIST { Value::List(seq) } else { Value::Tuple(seq) })
+            }
+            TAG_OBJ => self.decode_object(slot as usize, limit),
+            _ => Err(FormatError::new(format!("slot 0x{slot:016x} has the invalid tag 7"))),
+        }
+    }
+
+    fn decode_object(&self, off: usize, limit: usize) -> Result<Value<'a>> {
+        self.extent(off, 8, limit, "object")?;
+        let head = self.word(off)?;
+        let kind = (head & 0xFF) as u8;
+        let len = head >> 8;
+        let body = off + 8;
+        let too_long = || bad(off, "object length does not fit in the region");
+        // Every len is bounded by the buffer before any multiplication can overflow.
+        if len > self.buf.len() as u64 {
+            return Err(too_long());
+        }
+        let n = len as usize;
+        match kind {
+            KIND_STR_ASCII | KIND_STR_LATIN1 | KIND_STR_UCS2 | KIND_STR_UCS4 => {
+                let width = Width::from_code((kind - KIND_STR_ASCII) as u64);
+                let size = n * width.unit();
+                self.extent(off, 8 + pad8(size), limit, "string object")?;
+                let data = &self.buf[body..body + size];
+                check_units(width, data, body)?;
+                Ok(Value::Str(Str { width, len: n, data: StrData::Borrowed(data) }))
+            }
+            KIND_BYTES => {
+                self.extent(off, 8 + pad8(n), limit, "bytes object")?;
+                Ok(Value::Bytes(&self.buf[body..body + n]))
+            }
+            KIND_INT64 => {
+                self.extent(off, 16, limit, "int64 object")?;
+                Ok(Value::Int(self.word(body)? as i64))
+            }
+            KIND_BIGINT => {
+                self.extent(off, 8 + pad8(n), limit, "big int object")?;
+                if n == 0 {
+                    return Err(bad(off, "big int object has no bytes"));
+                }
+                Ok(Value::BigInt(&self.buf[body..body + n]))
+            }
+            KIND_FLOAT => {
+                self.extent(off, 16, limit, "float object")?;
+                Ok(Value::Float(f64::from_bits(self.word(body)?)))
+            }
+            KIND_COMPLEX => {
+                self.extent(off, 24, limit, "complex object")?;
+                Ok(Value::Complex(f64::from_bits(self.word(body)?), f64::from_bits(self.word(body + 8)?)))
+            }
+            KIND_LIST | KIND_TUPLE => {
+                self.extent(off, 8 + 8 * n, limit, "sequence object")?;
+                let seq = Seq { start: off, pos: body, len: n };
+                Ok(if kind == KIND_LIST { Value::List(seq) } else { Value::Tuple(seq) })
+            }
+            KIND_SET | KIND_FROZENSET => {
+                let t = self.table(off, n, limit, "set object")?;
+                Ok(if kind == KIND_SET { Value::Set(t) } else { Value::FrozenSet(t) })
+            }
+            KIND_DICT => {
+                // The header's len field holds the shape's offset / 8; n comes from the shape.
+                let shape_off = (len as usize) << 3;
+                self.extent(shape_off, 8, off, "dict shape")?;
+                let sh = self.word(shape_off)?;
+                if (sh & 0xFF) as u8 != KIND_SHAPE {
+                    return Err(bad(shape_off, "dict shape does not reference a shape object"));
+                }
+                let n = (sh >> 8) as usize;
+                if n > self.buf.len() {
+                    return Err(too_long());
+                }
+                let shape = self.table(shape_off, n, off, "shape object")?;
+                self.extent(off, 8 + 8 * n, limit, "dict object")?;
+                Ok(Value::Dict(Dict { start: off, shape, values: body, len: n }))
+            }
+            KIND_SHAPE => Err(bad(off, "a shape object is used as a value")),
+            k => Err(FormatError::at(off, format!("unknown object kind 0x{k:02x}"))),
+        }
+    }
+
+    fn table(&self, off: usize, n: usize, limit: usize, what: &str) -> Result<Table> {
+        let size = 8 + 8 * n + 4 * index_cap(n);
+        self.extent(off, pad8(size), limit, what)?;
+        Ok(Table { start: off, pos: off + 8, len: n })
+    }
+
+    /// Element `i` (unchecked against `len`: the caller indexes within it).
+    #[inline]
+    pub fn seq_item(&self, seq: Seq, i: usize) -> Result<Value<'a>> {
+        let slot = self.word(seq.pos + 8 * i)?;
+        self.decode(slot, seq.start)
+    }
+    #[inline]
+    pub fn seq_slot(&self, seq: Seq, i: usize) -> Result<u64> {
+        self.word(seq.pos + 8 * i)
+    }
+    #[inline]
+    pub fn table_item(&self, t: Table, i: usize) -> Result<Value<'a>> {
+        let slot = self.word(t.pos + 8 * i)?;
+        self.decode(slot, t.start)
+    }
+    #[inline]
+    pub fn dict_key(&self, d: Dict, i: usize) -> Result<Value<'a>> {
+        self.table_item(d.shape, i)
+    }
+    #[inline]
+    pub fn dict_value(&self, d: Dict, i: usize) -> Result<Value<'a>> {
+        let slot = self.word(d.values + 8 * i)?;
+        self.decode(slot, d.start)
+    }
+
+    /// Finds the entry of `t` for which `eq` holds, probing from `hash`.
+    /// `eq` is only asked about entries whose hash slot matches the probe sequence.
+    pub fn find(
+        &self,
+        t: Table,
+        hash: u64,
+        eq: impl FnMut(Value<'a>) -> Result<bool>,
+    ) -> Result<Option<usize>> {
+        self.find_with(t, || Ok(hash), eq)
+    }
+
+    /// Like `find`, computing the hash only when the table has an index.
+    pub fn find_with(
+        &self,
+        t: Table,
+        hash: impl FnOnce() -> Result<u64>,
+        mut eq: impl FnMut(Value<'a>) -> Result<bool>,
+    ) -> Result<Option<usize>> {
+        let cap = index_cap(t.len);
+        if cap == 0 {
+            for i in 0..t.len {
+                if eq(self.table_item(t, i)?)? {
+                    return Ok(Some(i));
+                }
+            }
+            return Ok(None);
+        }
+        let mask = cap - 1;
+        let ipos = t.index_pos();
+        let mut p = (hash()? as usize) & mask;
+        for _ in 0..cap {
+            let e = u32::from_le_bytes(self.buf[ipos + 4 * p..ipos + 4 * p + 4].try_into().unwrap()) as usize;
+            if e == 0 {
+                return Ok(None);
+            }
+            if e > t.len {
+                return Err(bad(ipos + 4 * p, "hash index entry out of range"));
+            }
+            if eq(self.table_item(t, e - 1)?)? {
+                return Ok(Some(e - 1));
+            }
+            p = (p + 1) & mask;
+        }
+        Ok(None)
+    }
+
+    /// Finds a string key given as CPython code units of its canonical width.
+    pub fn find_str(&self, t: Table, width: Width, units: &[u8]) -> Result<Option<usize>> {
+        let n = units.len() / width.unit();
+        let probe = if width == Width::Ascii && n <= SSTR_MAX {
+            Probe::Inline(make_sstr_slot(units))
+        } else if n <= SHORT_MAX {
+            // A STR slot of this string carries exactly these bits besides its offset.
+            Probe::Short(TAG_STR | ((width as u64) << 3) | ((n as u64) << 5))
+        } else {
+            Probe::Long
+        };
+        let matches = |slot: u64| -> Result<bool> {
+            Ok(match probe {
+                Probe::Inline(p) => slot == p,
+                Probe::Short(bits) if slot & TAG_MASK == TAG_STR => {
+                    if slot & ((1 << 21) - 1) != bits {
+                        return Ok(false);
+                    }
+                    let off = ((slot >> 21) << 3) as usize;
+                    self.extent(off, units.len(), t.start, "string")?;
+                    &self.buf[off..off + units.len()] == units
+                }
+                _ if slot & TAG_MASK == TAG_OBJ => {
+                    matches!(self.decode(slot, t.start)?, Value::Str(s) if s.width == width && s.units() == units)
+                }
+                _ => false,
+            })
+        };
+        if index_cap(t.len) == 0 {
+            for i in 0..t.len {
+                if matches(self.word(t.pos + 8 * i)?)? {
+                    return Ok(Some(i));
+                }
+            }
+            return Ok(None);
+        }
+        let h = crate::hash::hash_str_units(units);
+        self.find(t, h, |v| Ok(matches!(v, Value::Str(s) if s.width == width && s.units() == units)))
+    }
+
+    /// Index entry `p` of table `t` (for verification).
+    pub fn index_entry(&self, t: Table, p: usize) -> u32 {
+        let ipos = t.index_pos() + 4 * p;
+        u32::from_le_bytes(self.buf[ipos..ipos + 4].try_into().unwrap())
+    }
+}
+
+enum Probe {
+    Inline(u64),
+    Short(u64),
+    Long,
+}
+
+/// Checks that the code units fit their width (ASCII < 0x80, UCS-4 <= 0x10FFFF).
+#[inline]
+pub fn check_units(width: Width, data: &[u8], off: usize) -> Result<()> {
+    match width {
+        Width::Ascii => {
+            if !data.is_ascii() {
+                return Err(bad(off, "ASCII string holds a non-ASCII byte"));
+            }
+        }
+        Width::Ucs4 => {
+            for c in data.chunks_exact(4) {
+                if u32::from_le_bytes(c.try_into().unwrap()) > 0x10FFFF {
+                    return Err(bad(off, "string holds a code point above U+10FFFF"));
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}

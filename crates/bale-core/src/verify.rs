@@ -1,0 +1,297 @@
+//! Full verification: checksum plus every structural rule of `docs/FORMAT.md`,
+//! in O(n) and without recursion.
+
+use std::collections::HashSet;
+
+use crate::equality::values_eq;
+use crate::error::{FormatError, Result};
+use crate::format::*;
+use crate::hash::{canonical_width, hash_value};
+use crate::reader::{compute_checksum, Reader, Region, Table, Value};
+
+/// Strings up to this many bytes are rechecked at each reference; longer
+/// ones are remembered so that repeated references cost O(1).
+const RECHECK_STR_BYTES: usize = 256;
+
+struct Bitmap(Vec<u64>);
+impl Bitmap {
+    fn new(words: usize) -> Bitmap {
+        Bitmap(vec![0; words / 64 + 1])
+    }
+    /// Sets bit `i`; returns whether it was set before.
+    #[inline]
+    fn test_and_set(&mut self, i: usize) -> bool {
+        let (w, b) = (i / 64, 1u64 << (i % 64));
+        let was = self.0[w] & b != 0;
+        self.0[w] |= b;
+        was
+    }
+}
+
+struct Verifier<'a> {
+    r: Reader<'a>,
+    shared: bool,
+    objects: Bitmap,
+    sequences: Bitmap,
+    revisited_sequences: HashSet<u64>,
+    long_strings: HashSet<u64>,
+    stack: Vec<Work>,
+}
+
+/// Pending work: a slot to decode, or a run of slots to scan.
+enum Work {
+    Slot(u64, usize),
+    Slots { pos: usize, n: usize, limit: usize },
+}
+
+/// Checks the checksum and the whole structure reachable from the root.
+pub fn verify(region: &Region<'_>) -> Result<()> {
+    let buf = region.bytes();
+    // The checksum and the structural walk are independent: for large
+    // regions, hash on a second thread while walking on this one.
+    let (sum, structure) = if buf.len() >= PARALLEL_MIN_BYTES {
+        std::thread::scope(|scope| {
+            let hasher = scope.spawn(|| compute_checksum(buf));
+            let structure = verify_structure(region);
+            (hasher.join().unwrap_or_else(|_| !region.header.checksum), structure)
+        })
+    } else {
+        (compute_checksum(buf), Ok(()))
+    };
+    if sum != region.header.checksum {
+        return Err(FormatError::at(
+            OFF_CHECKSUM,
+            format!("checksum mismatch: header says 0x{:016x}, content hashes to 0x{sum:016x}", region.header.checksum),
+        ));
+    }
+    if buf.len() >= PARALLEL_MIN_BYTES {
+        structure
+    } else {
+        verify_structure(region)
+    }
+}
+
+/// Regions from this size on hash their checksum on a second thread.
+const PARALLEL_MIN_BYTES: usize = 4 << 20;
+
+/// The structural half of `verify`, without the checksum.
+pub fn verify_structure(region: &Region<'_>) -> Result<()> {
+    let buf = region.bytes();
+    let mut v = Verifier {
+        r: region.reader,
+        shared: region.shared(),
+        objects: Bitmap::new(buf.len() / 8),
+        sequences: Bitmap::new(buf.len() / 8),
+        revisited_sequences: HashSet::new(),
+        long_strings: HashSet::new(),
+        stack: Vec::new(),
+    };
+    v.stack.push(Work::Slot(region.header.root, buf.len()));
+    while let Some(work) = v.stack.pop() {
+        match work {
+            Work::Slot(slot, limit) => v.check(slot, limit)?,
+            Work::Slots { pos, n, limit } => v.scan(pos, n, limit)?,
+        }
+    }
+    Ok(())
+}
+
+impl<'a> Verifier<'a> {
+    /// Records a visit of the container at `pos`; false means already checked.
+    fn first_visit(&mut self, slot: u64, pos: usize, headerless: bool) -> Result<bool> {
+        let seen = if headerless {
+            self.sequences.test_and_set(pos / 8)
+        } else {
+            self.objects.test_and_set(pos / 8)
+        };
+        if !seen {
+            return Ok(true);
+        }
+        if !self.shared {
+            return Err(FormatError::at(
+                pos,
+                "container referenced twice in a region whose header does not set the SHARED flag",
+            ));
+        }
+        Ok(headerless && self.revisited_sequences.insert(slot))
+    }
+
+    #[inline]
+    fn push_slots(&mut self, pos: usize, n: usize, limit: usize) -> Result<()> {
+        if n > 0 {
+            self.stack.push(Work::Slots { pos, n, limit });
+        }
+        Ok(())
+    }
+
+    /// Checks a run of slots: leaves here, containers onto the stack.
+    fn scan(&mut self, pos: usize, n: usize, limit: usize) -> Result<()> {
+        for i in 0..n {
+            let s = self.r.word(pos + 8 * i)?;
+            match s & TAG_MASK {
+                TAG_INT => {}
+                TAG_STR => self.check_short_str(s, limit)?,
+                TAG_LIST | TAG_TUPLE => {
+                    let len = ((s >> 3) & 0xFFFF) as usize;
+                    let off = ((s >> 19) << 3) as usize;
+                    if len == 0 {
+                        if off != 0 {
+                            return Err(FormatError::new(format!("empty sequence slot 0x{s:016x} has an offset")));
+                        }
+                        continue;
+                    }
+                    if off < HEADER_LEN || off + 8 * len > limit {
+                        // Let decode() produce the precise message.
+                        self.r.decode(s, limit)?;
+                    }
+                    if self.first_visit(s, off, true)? {
+                        self.stack.push(Work::Slots { pos: off, n: len, limit: off });
+                    }
+                }
+                TAG_OBJ => self.stack.push(Work::Slot(s, limit)),
+                TAG_SSTR => {
+                    let len = ((s >> 3) & 7) as usize;
+                    let b = s.to_le_bytes();
+                    if b[1..1 + len].iter().any(|&c| c >= 0x80) || b[1 + len..].iter().any(|&c| c != 0) {
+                        return Err(FormatError::new(format!("inline string slot 0x{s:016x} is malformed")));
+                    }
+                }
+                TAG_CONST if s >> 3 <= CONST_TRUE => {}
+                _ => self.check(s, limit)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// A headerless string: in place, valid units, canonical width.
+    #[inline]
+    fn check_short_str(&mut self, s: u64, limit: usize) -> Result<()> {
+        let width = Width::from_code(s >> 3);
+        let n = ((s >> 5) & 0xFFFF) as usize;
+        let bytes = n * width.unit();
+        if bytes > RECHECK_STR_BYTES && !self.long_strings.insert(s) {
+            return Ok(());
+        }
+        let off = ((s >> 21) << 3) as usize;
+        if off < HEADER_LEN || off + bytes > limit {
+            self.r.decode(s, limit)?;
+        }
+        let units = &self.r.buf()[off..off + bytes];
+        crate::reader::check_units(width, units, off)?;
+        if width != Width::Ascii && canonical_width(width, units) != width {
+            return Err(FormatError::at(off, "string is not stored at its smallest width"));
+        }
+        Ok(())
+    }
+
+    fn check(&mut self, slot: u64, limit: usize) -> Result<()> {
+        let tag = slot & TAG_MASK;
+        if tag == TAG_STR {
+            let width = Width::from_code(slot >> 3);
+            let bytes = ((slot >> 5) & 0xFFFF) as usize * width.unit();
+            if bytes > RECHECK_STR_BYTES && !self.long_strings.insert(slot) {
+                return Ok(());
+            }
+        }
+        if tag == TAG_SSTR {
+            let n = ((slot >> 3) & 7) as usize;
+            if slot.to_le_bytes()[1 + n..].iter().any(|&b| b != 0) {
+                return Err(FormatError::new(format!("inline string slot 0x{slot:016x} has non-zero padding")));
+            }
+        }
+        let value = self.r.decode(slot, limit)?;
+        match value {
+            Value::Str(s) => {
+                if tag == TAG_OBJ && s.len * s.width.unit() > RECHECK_STR_BYTES && self.objects.test_and_set(slot as usize / 8) {
+                    return Ok(());
+                }
+                // decode() proved ASCII strings ASCII, which is their canonical width.
+                if s.width != Width::Ascii && canonical_width(s.width, s.units()) != s.width {
+                    return Err(FormatError::new(format!(
+                        "string at slot 0x{slot:016x} is not stored at its smallest width"
+                    )));
+                }
+            }
+            Value::Int(i) if tag == TAG_OBJ && make_int_slot(i).is_some() => {
+                return Err(FormatError::at(slot as usize, "int64 object holds a value that belongs in an INT slot"));
+            }
+            Value::BigInt(b) => {
+                let mut m = b.to_vec();
+                crate::hash::minimize_twos_complement(&mut m);
+                if m.len() != b.len() || b.len() <= 8 {
+                    return Err(FormatError::at(slot as usize, "big int object is not minimal"));
+                }
+            }
+            Value::List(seq) | Value::Tuple(seq) => {
+                if seq.len > 0 && self.first_visit(slot, seq.start, tag != TAG_OBJ)? {
+                    self.push_slots(seq.pos, seq.len, seq.start)?;
+                }
+            }
+            Value::Set(t) | Value::FrozenSet(t) => {
+                if self.first_visit(slot, t.start, false)? {
+                    self.check_table(t)?;
+                    self.push_slots(t.pos, t.len, t.start)?;
+                }
+            }
+            Value::Dict(d) => {
+                if self.first_visit(slot, d.start, false)? {
+                    // Shapes are shared by design, whatever the SHARED flag says.
+                    if !self.objects.test_and_set(d.shape.start / 8) {
+                        self.check_table(d.shape)?;
+                        self.push_slots(d.shape.pos, d.shape.len, d.shape.start)?;
+                    }
+                    self.push_slots(d.values, d.len, d.start)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Elements are hashable and distinct, and the index finds each at its place.
+    fn check_table(&mut self, t: Table) -> Result<()> {
+        let r = self.r;
+        let cap = index_cap(t.len);
+        let mut hashes = Vec::with_capacity(t.len);
+        for i in 0..t.len {
+            hashes.push(hash_value(&r, r.table_item(t, i)?, 0)?);
+        }
+        if cap == 0 {
+            for i in 0..t.len {
+                for j in 0..i {
+                    if hashes[i] == hashes[j] && values_eq(&r, r.table_item(t, i)?, &r, r.table_item(t, j)?)? {
+                        return Err(FormatError::at(t.start, "set or dict holds the same key twice"));
+                    }
+                }
+            }
+            return Ok(());
+        }
+        let used = (0..cap).filter(|&p| r.index_entry(t, p) != 0).count();
+        if used != t.len {
+            return Err(FormatError::at(t.index_pos(), "hash index has the wrong number of entries"));
+        }
+        let mask = cap - 1;
+        for (i, &h) in hashes.iter().enumerate() {
+            let mut p = (h as usize) & mask;
+            let mut found = false;
+            for _ in 0..cap {
+                let e = r.index_entry(t, p) as usize;
+                if e == 0 || e > t.len {
+                    break;
+                }
+                if e - 1 == i {
+                    found = true;
+                    break;
+                }
+                if hashes[e - 1] == h && values_eq(&r, r.table_item(t, i)?, &r, r.table_item(t, e - 1)?)? {
+                    return Err(FormatError::at(t.start, "set or dict holds the same key twice"));
+                }
+                p = (p + 1) & mask;
+            }
+            if !found {
+                return Err(FormatError::at(t.index_pos(), "hash index does not lead to every entry"));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,244 @@
+//! Building regions: children first, so every reference points backwards.
+
+use crate::format::*;
+use crate::hash;
+
+/// Appends objects to a growing region and returns the slot of each.
+///
+/// The caller writes children before their container (it needs their
+/// slots), which is what makes every reference point backwards.
+pub struct Builder {
+    buf: Vec<u8>,
+    flags: u32,
+    index_scratch: Vec<u32>,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Builder {
+    pub fn new() -> Builder {
+        Builder::with_capacity(4096)
+    }
+    pub fn with_capacity(cap: usize) -> Builder {
+        let mut buf = Vec::with_capacity(cap.max(HEADER_LEN));
+        buf.resize(HEADER_LEN, 0);
+        Builder { buf, flags: 0, index_scratch: Vec::new() }
+    }
+    /// The bytes written so far (a valid prefix to read with `Reader`).
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.buf.len() == HEADER_LEN
+    }
+    pub fn set_flags(&mut self, flags: u32) {
+        self.flags |= flags;
+    }
+
+    #[inline]
+    fn put(&mut self, w: u64) {
+        self.buf.extend_from_slice(&w.to_le_bytes());
+    }
+    /// Appends slots in one copy (slots are stored little-endian).
+    #[inline]
+    fn put_slots(&mut self, slots: &[u64]) {
+        // Containers are mostly small: a plain loop beats a memcpy call.
+        let len = self.buf.len();
+        self.buf.reserve(slots.len() * 8);
+        // SAFETY: `reserve` made room for the bytes written before `set_len`.
+        unsafe {
+            let dst = self.buf.as_mut_ptr().add(len);
+            for (i, &s) in slots.iter().enumerate() {
+                (dst.add(8 * i) as *mut u64).write_unaligned(s.to_le());
+            }
+            self.buf.set_len(len + slots.len() * 8);
+        }
+    }
+    #[inline]
+    fn put_padded(&mut self, data: &[u8]) {
+        self.buf.extend_from_slice(data);
+        let pad = pad8(data.len()) - data.len();
+        self.buf.extend_from_slice(&[0u8; 8][..pad]);
+    }
+
+    /// A string given as CPython code units of `width` (which must be the
+    /// smallest width for the content).
+    pub fn str_units(&mut self, width: Width, units: &[u8]) -> u64 {
+        let n = units.len() / width.unit();
+        if width == Width::Ascii && n <= SSTR_MAX {
+            return make_sstr_slot(units);
+        }
+        let off = self.buf.len();
+        if n <= SHORT_MAX && off <= STR_SLOT_MAX_OFFSET {
+            self.put_padded(units);
+            return make_str_slot(width, n, off);
+        }
+        self.put(header_word(width.kind(), n as u64));
+        self.put_padded(units);
+        off as u64
+    }
+
+    /// A string given as Rust UTF-8 (converted to the canonical width).
+    pub fn str_utf8(&mut self, s: &str) -> u64 {
+        let max = s.chars().map(|c| c as u32).max().unwrap_or(0);
+        let units: Vec<u8> = if max < 0x100 {
+            s.chars().map(|c| c as u8).collect()
+        } else if max < 0x10000 {
+            s.chars().flat_map(|c| (c as u16).to_le_bytes()).collect()
+        } else {
+            s.chars().flat_map(|c| (c as u32).to_le_bytes()).collect()
+        };
+        let width = if max < 0x80 {
+            Width::Ascii
+        } else if max < 0x100 {
+            Width::Latin1
+        } else if max < 0x10000 {
+            Width::Ucs2
+        } else {
+            Width::Ucs4
+        };
+        self.str_units(width, &units)
+    }
+
+    pub fn bytes_obj(&mut self, b: &[u8]) -> u64 {
+        let off = self.buf.len();
+        self.put(header_word(KIND_BYTES, b.len() as u64));
+        self.put_padded(b);
+        off as u64
+    }
+
+    pub fn int(&mut self, v: i64) -> u64 {
+        if let Some(s) = make_int_slot(v) {
+            return s;
+        }
+        let off = self.buf.len();
+        self.put(header_word(KIND_INT64, 0));
+        self.put(v as u64);
+        off as u64
+    }
+
+    /// An integer as two's-complement little-endian bytes of any length.
+    pub fn int_bytes(&mut self, le: &[u8]) -> u64 {
+        let mut b = le.to_vec();
+        hash::minimize_twos_complement(&mut b);
+        if b.len() <= 8 {
+            let fill = if b.last().is_some_and(|&x| x & 0x80 != 0) { 0xFF } else { 0 };
+            let mut w = [fill; 8];
+            w[..b.len()].copy_from_slice(&b);
+            return self.int(i64::from_le_bytes(w));
+        }
+        let off = self.buf.len();
+        self.put(header_word(KIND_BIGINT, b.len() as u64));
+        self.put_padded(&b);
+        off as u64
+    }
+
+    pub fn float(&mut self, f: f64) -> u64 {
+        let off = self.buf.len();
+        self.put(header_word(KIND_FLOAT, 0));
+        self.put(f.to_bits());
+        off as u64
+    }
+
+    pub fn complex(&mut self, re: f64, im: f64) -> u64 {
+        let off = self.buf.len();
+        self.put(header_word(KIND_COMPLEX, 0));
+        self.put(re.to_bits());
+        self.put(im.to_bits());
+        off as u64
+    }
+
+    /// A list (`tuple == false`) or tuple of already written slots.
+    pub fn seq(&mut self, tuple: bool, slots: &[u64]) -> u64 {
+        let n = slots.len();
+        let tag = if tuple { TAG_TUPLE } else { TAG_LIST };
+        if n == 0 {
+            return tag;
+        }
+        let off = self.buf.len();
+        self.buf.reserve(8 * n + 8);
+        let slot = if n <= SHORT_MAX && off <= SEQ_SLOT_MAX_OFFSET {
+            make_seq_slot(tag, n, off)
+        } else {
+            self.put(header_word(if tuple { KIND_TUPLE } else { KIND_LIST }, n as u64));
+            off as u64
+        };
+        self.put_slots(slots);
+        slot
+    }
+
+    fn table(&mut self, kind: u8, slots: &[u64], hashes: &[u64]) -> usize {
+        let n = slots.len();
+        let cap = index_cap(n);
+        let off = self.buf.len();
+        self.buf.reserve(8 + 8 * n + 4 * cap + 8);
+        self.put(header_word(kind, n as u64));
+        self.put_slots(slots);
+        if cap > 0 {
+            let mask = cap - 1;
+            let mut table = std::mem::take(&mut self.index_scratch);
+            table.clear();
+            table.resize(cap, 0);
+            for (i, &h) in hashes.iter().enumerate() {
+                let mut p = (h as usize) & mask;
+                while table[p] != 0 {
+                    p = (p + 1) & mask;
+                }
+                table[p] = i as u32 + 1;
+            }
+            for &e in &table {
+                self.buf.extend_from_slice(&e.to_le_bytes());
+            }
+            let pad = pad8(self.buf.len()) - self.buf.len();
+            self.buf.extend_from_slice(&[0u8; 8][..pad]);
+            self.index_scratch = table;
+        }
+        off
+    }
+
+    /// A set or frozenset; `slots` must be distinct under Python equality,
+    /// `hashes[i]` the key hash of `slots[i]`.
+    pub fn set(&mut self, frozen: bool, slots: &[u64], hashes: &[u64]) -> u64 {
+        self.table(if frozen { KIND_FROZENSET } else { KIND_SET }, slots, hashes) as u64
+    }
+
+    /// A shape (a dict's key sequence and index); returns its offset.
+    pub fn shape(&mut self, keys: &[u64], hashes: &[u64]) -> u64 {
+        self.table(KIND_SHAPE, keys, hashes) as u64
+    }
+
+    /// A dict whose keys are those of the shape at `shape` (with `values.len()` keys).
+    pub fn dict(&mut self, shape: u64, values: &[u64]) -> u64 {
+        let off = self.buf.len();
+        self.put(header_word(KIND_DICT, shape >> 3));
+        self.put_slots(values);
+        off as u64
+    }
+
+    /// The bytes without a header: for scratch values read with `Reader` only.
+    pub fn into_raw(self) -> Vec<u8> {
+        self.buf
+    }
+
+    /// Writes the header and checksum and returns the region's bytes.
+    pub fn finish(mut self, root: u64) -> Vec<u8> {
+        let total = self.buf.len() as u64;
+        let b = &mut self.buf;
+        b[OFF_MAGIC..OFF_MAGIC + 8].copy_from_slice(&MAGIC);
+        b[OFF_VERSION..OFF_VERSION + 4].copy_from_slice(&VERSION.to_le_bytes());
+        b[OFF_BOM..OFF_BOM + 4].copy_from_slice(&BYTE_ORDER_MARK.to_le_bytes());
+        b[OFF_TOTAL_LEN..OFF_TOTAL_LEN + 8].copy_from_slice(&total.to_le_bytes());
+        b[OFF_ROOT..OFF_ROOT + 8].copy_from_slice(&root.to_le_bytes());
+        b[OFF_FLAGS..OFF_FLAGS + 4].copy_from_slice(&self.flags.to_le_bytes());
+        let sum = crate::reader::compute_checksum(b);
+        b[OFF_CHECKSUM..OFF_CHECKSUM + 8].copy_from_slice(&sum.to_le_bytes());
+        self.buf
+    }
+}

@@ -1,0 +1,524 @@
+//! Python objects to a region, in one iterative pass through the C-API.
+//!
+//! Children are written before their container. Strings met again by
+//! identity, and dict key sequences met again, are written once.
+
+use std::fmt::Write;
+use std::ptr::addr_of_mut;
+
+use bale_core::format::{make_sstr_slot, SLOT_EMPTY_LIST, SLOT_EMPTY_TUPLE, SLOT_FALSE, SLOT_NONE, SLOT_TRUE};
+use bale_core::format::Width;
+use bale_core::hash::{
+    frozenset_hash, hash_bigint, hash_bytes, hash_complex, hash_f64, hash_i64, hash_str_units, minimize_twos_complement,
+    mix, TupleHasher, MAX_KEY_DEPTH, SEED_NONE,
+};
+use bale_core::Builder;
+use pyo3::ffi::{self, PyObject};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::errors::CompactError;
+use crate::strings::str_units;
+use crate::views::{check_expansion, view_parts};
+use crate::thawing::thaw_value;
+
+/// Path depth up to which cycle checks scan the path instead of a hash set.
+const LINEAR_PATH: usize = 32;
+/// Dicts with more keys than this are not worth a shape-cache entry.
+const SHAPE_CACHE_MAX_KEYS: usize = 64;
+
+/// Starts loading the header of `obj`: walking a graph is bound by these misses.
+#[inline(always)]
+fn prefetch(obj: *mut PyObject) {
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(obj as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = obj;
+}
+
+/// How far ahead of the element being visited its siblings are prefetched.
+const PREFETCH_AHEAD: usize = 4;
+
+#[derive(Clone, Copy)]
+enum Frame {
+    Seq { obj: *mut PyObject, tuple: bool, len: usize, next: usize, base: usize },
+    Dict { obj: *mut PyObject, shape: u64, items: usize, len: usize, next: usize, base: usize },
+}
+
+/// The item array of an exact list or tuple.
+#[inline(always)]
+unsafe fn seq_items(obj: *mut PyObject, tuple: bool) -> *mut *mut PyObject {
+    if tuple {
+        (*(obj as *mut ffi::PyTupleObject)).ob_item.as_mut_ptr()
+    } else {
+        (*(obj as *mut ffi::PyListObject)).ob_item
+    }
+}
+
+impl Frame {
+    fn obj(&self) -> *mut PyObject {
+        match *self {
+            Frame::Seq { obj, .. } | Frame::Dict { obj, .. } => obj,
+        }
+    }
+    /// Lists and dicts: the containers a cycle must pass through.
+    fn mutable(&self) -> bool {
+        !matches!(self, Frame::Seq { tuple: true, .. })
+    }
+}
+
+pub struct Compactor<'py> {
+    py: Python<'py>,
+    pub builder: Builder,
+    strings: FxHashMap<usize, u64>,
+    shapes: FxHashMap<Box<[usize]>, u64>,
+    keepalive: Vec<Py<PyAny>>,
+    frames: Vec<Frame>,
+    deep_path: FxHashSet<usize>,
+    slots: Vec<u64>,
+    items: Vec<(*mut PyObject, *mut PyObject)>,
+    key_ptrs: Vec<usize>,
+}
+
+fn type_name(obj: *mut PyObject) -> String {
+    unsafe {
+        let tp = ffi::Py_TYPE(obj);
+        std::ffi::CStr::from_ptr((*tp).tp_name).to_string_lossy().into_owned()
+    }
+}
+
+impl<'py> Compactor<'py> {
+    pub fn new(py: Python<'py>, capacity: usize) -> Self {
+        Compactor {
+            py,
+            builder: Builder::with_capacity(capacity),
+            strings: FxHashMap::default(),
+            shapes: FxHashMap::default(),
+            keepalive: Vec::new(),
+            frames: Vec::new(),
+            deep_path: FxHashSet::default(),
+            slots: Vec::new(),
+            items: Vec::new(),
+            key_ptrs: Vec::new(),
+        }
+    }
+
+    /// Compacts `root` and returns its slot.
+    pub fn run(&mut self, root: &Bound<'py, PyAny>) -> PyResult<u64> {
+        unsafe {
+            if let Some(s) = self.visit(root.as_ptr())? {
+                return Ok(s);
+            }
+            while let Some(top) = self.frames.last_mut() {
+                match top {
+                    Frame::Seq { obj, tuple, len, next, base } => {
+                        if *next < *len {
+                            let (obj, i, tuple, len) = (*obj, *next, *tuple, *len);
+                            *next += 1;
+                            let items = seq_items(obj, tuple);
+                            if i + PREFETCH_AHEAD < len {
+                                prefetch(*items.add(i + PREFETCH_AHEAD));
+                            }
+                            let child = *items.add(i);
+                            if let Some(s) = self.visit(child)? {
+                                self.slots.push(s);
+                            }
+                        } else {
+                            let (tuple, base) = (*tuple, *base);
+                            let slot = self.builder.seq(tuple, &self.slots[base..]);
+                            self.slots.truncate(base);
+                            self.pop_frame();
+                            self.slots.push(slot);
+                        }
+                    }
+                    Frame::Dict { shape, items, len, next, base, .. } => {
+                        if *next < *len {
+                            let child = self.items[*items + *next].1;
+                            if *next + PREFETCH_AHEAD < *len {
+                                prefetch(self.items[*items + *next + PREFETCH_AHEAD].1);
+                            }
+                            *next += 1;
+                            if let Some(s) = self.visit(child)? {
+                                self.slots.push(s);
+                            }
+                        } else {
+                            let (shape, items, base) = (*shape, *items, *base);
+                            let slot = self.builder.dict(shape, &self.slots[base..]);
+                            self.slots.truncate(base);
+                            self.items.truncate(items);
+                            self.pop_frame();
+                            self.slots.push(slot);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(self.slots.pop().expect("the root leaves one slot"))
+    }
+
+    fn push_frame(&mut self, f: Frame) {
+        if self.frames.len() >= LINEAR_PATH && f.mutable() {
+            self.deep_path.insert(f.obj() as usize);
+        }
+        self.frames.push(f);
+    }
+
+    fn pop_frame(&mut self) {
+        if let Some(f) = self.frames.pop() {
+            if self.frames.len() >= LINEAR_PATH && f.mutable() {
+                self.deep_path.remove(&(f.obj() as usize));
+            }
+        }
+    }
+
+    /// The path of the value being visited, like `root['users'][3]`.
+    fn path(&self) -> String {
+        let mut s = String::from("root");
+        let n = self.frames.len();
+        for (depth, f) in self.frames.iter().enumerate() {
+            if n > 24 && depth == 12 {
+                let _ = write!(s, "...<{} levels>...", n - 24);
+            }
+            if n > 24 && (12..n - 12).contains(&depth) {
+                continue;
+            }
+            match *f {
+                Frame::Seq { next, .. } => {
+                    let _ = write!(s, "[{}]", next - 1);
+                }
+                Frame::Dict { items, next, .. } => {
+                    let key = self.items[items + next - 1].0;
+                    let _ = write!(s, "[{}]", self.repr(key));
+                }
+            }
+        }
+        s
+    }
+
+    fn repr(&self, obj: *mut PyObject) -> String {
+        unsafe { Bound::from_borrowed_ptr(self.py, obj) }
+            .repr()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|_| format!("<{}>", type_name(obj)))
+    }
+
+    fn cannot(&self, obj: *mut PyObject, suffix: &str) -> PyErr {
+        CompactError::new_err(format!("{}{}: cannot compact {}", self.path(), suffix, type_name(obj)))
+    }
+
+    unsafe fn check_cycle(&self, obj: *mut PyObject) -> PyResult<()> {
+        let depth = self.frames.len();
+        let linear = self.frames[..depth.min(LINEAR_PATH)].iter().position(|f| f.obj() == obj);
+        let found = linear.or_else(|| {
+            if depth > LINEAR_PATH && self.deep_path.contains(&(obj as usize)) {
+                self.frames.iter().position(|f| f.obj() == obj)
+            } else {
+                None
+            }
+        });
+        if let Some(at) = found {
+            let mut ancestor = String::from("root");
+            for f in &self.frames[..at] {
+                match *f {
+                    Frame::Seq { next, .. } => {
+                        let _ = write!(ancestor, "[{}]", next - 1);
+                    }
+                    Frame::Dict { items, next, .. } => {
+                        let _ = write!(ancestor, "[{}]", self.repr(self.items[items + next - 1].0));
+                    }
+                }
+                if ancestor.len() > 200 {
+                    ancestor.push_str("...");
+                    break;
+                }
+            }
+            return Err(CompactError::new_err(format!(
+                "{}: cannot compact a cycle: this {} is its own ancestor {}",
+                self.path(),
+                type_name(obj),
+                ancestor
+            )));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    unsafe fn str_slot(&mut self, obj: *mut PyObject) -> u64 {
+        let (w, units) = str_units(obj);
+        if w == Width::Ascii && units.len() <= 7 {
+            return make_sstr_slot(units);
+        }
+        // Each occurrence in the input holds a reference, so a string with
+        // one reference occurs once: only shared ones go through the cache.
+        if ffi::Py_REFCNT(obj) == 1 {
+            return self.builder.str_units(w, units);
+        }
+        if let Some(&s) = self.strings.get(&(obj as usize)) {
+            return s;
+        }
+        let s = self.builder.str_units(w, units);
+        self.strings.insert(obj as usize, s);
+        s
+    }
+
+    /// Minimal two's-complement bytes of an int outside i64 (a rare path).
+    fn big_int_bytes(&self, obj: *mut PyObject) -> PyResult<Vec<u8>> {
+        let o = unsafe { Bound::from_borrowed_ptr(self.py, obj) };
+        let bits: usize = o.call_method0("bit_length")?.extract()?;
+        let kwargs = PyDict::new(self.py);
+        kwargs.set_item("signed", true)?;
+        let b: Vec<u8> = o.call_method("to_bytes", (bits / 8 + 1, "little"), Some(&kwargs))?.extract()?;
+        let mut b = b;
+        minimize_twos_complement(&mut b);
+        Ok(b)
+    }
+
+    /// Slot and key hash of an exact int.
+    unsafe fn int_slot(&mut self, obj: *mut PyObject) -> PyResult<(u64, u64)> {
+        let mut overflow = 0;
+        let v = ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow);
+        if overflow == 0 {
+            return Ok((self.builder.int(v), hash_i64(v)));
+        }
+        let b = self.big_int_bytes(obj)?;
+        Ok((self.builder.int_bytes(&b), hash_bigint(&b)))
+    }
+
+    /// Visits one value: returns its slot, or None after pushing a frame for a container.
+    unsafe fn visit(&mut self, obj: *mut PyObject) -> PyResult<Option<u64>> {
+        let tp = ffi::Py_TYPE(obj);
+        if tp == addr_of_mut!(ffi::PyUnicode_Type) {
+            return Ok(Some(self.str_slot(obj)));
+        }
+        if tp == addr_of_mut!(ffi::PyLong_Type) {
+            return Ok(Some(self.int_slot(obj)?.0));
+        }
+        if tp == addr_of_mut!(ffi::PyDict_Type) {
+            self.enter_dict(obj)?;
+            return Ok(None);
+        }
+        if tp == addr_of_mut!(ffi::PyList_Type) || tp == addr_of_mut!(ffi::PyTuple_Type) {
+            let tuple = tp == addr_of_mut!(ffi::PyTuple_Type);
+            let len = ffi::Py_SIZE(obj) as usize;
+            if len == 0 {
+                return Ok(Some(if tuple { SLOT_EMPTY_TUPLE } else { SLOT_EMPTY_LIST }));
+            }
+            if !tuple {
+                // Every cycle passes through a list or dict, so tuples need no check.
+                self.check_cycle(obj)?;
+            }
+            let items = seq_items(obj, tuple);
+            for i in 0..len.min(PREFETCH_AHEAD) {
+                prefetch(*items.add(i));
+            }
+            self.push_frame(Frame::Seq { obj, tuple, len, next: 0, base: self.slots.len() });
+            return Ok(None);
+        }
+        if tp == addr_of_mut!(ffi::PyFloat_Type) {
+            return Ok(Some(self.builder.float(ffi::PyFloat_AS_DOUBLE(obj))));
+        }
+        if obj == ffi::Py_None() {
+            return Ok(Some(SLOT_NONE));
+        }
+        if obj == ffi::Py_True() {
+            return Ok(Some(SLOT_TRUE));
+        }
+        if obj == ffi::Py_False() {
+            return Ok(Some(SLOT_FALSE));
+        }
+        if tp == addr_of_mut!(ffi::PyBytes_Type) {
+            let n = ffi::PyBytes_Size(obj) as usize;
+            let p = ffi::PyBytes_AS_STRING(obj) as *const u8;
+            return Ok(Some(self.builder.bytes_obj(std::slice::from_raw_parts(p, n))));
+        }
+        if tp == addr_of_mut!(ffi::PyByteArray_Type) {
+            let n = ffi::PyByteArray_Size(obj) as usize;
+            let p = ffi::PyByteArray_AsString(obj) as *const u8;
+            let data = if n == 0 { &[][..] } else { std::slice::from_raw_parts(p, n) };
+            return Ok(Some(self.builder.bytes_obj(data)));
+        }
+        if tp == addr_of_mut!(ffi::PyComplex_Type) {
+            return Ok(Some(self.builder.complex(ffi::PyComplex_RealAsDouble(obj), ffi::PyComplex_ImagAsDouble(obj))));
+        }
+        if tp == addr_of_mut!(ffi::PySet_Type) || tp == addr_of_mut!(ffi::PyFrozenSet_Type) {
+            return self.set_slot(obj, tp == addr_of_mut!(ffi::PyFrozenSet_Type)).map(Some);
+        }
+        if let Some(native) = self.thaw_view(obj)? {
+            return self.visit(native);
+        }
+        Err(self.cannot(obj, ""))
+    }
+
+    /// A view met in the input is copied through its native form (kept alive
+    /// so that identity caches stay valid).
+    unsafe fn thaw_view(&mut self, obj: *mut PyObject) -> PyResult<Option<*mut PyObject>> {
+        let bound = Bound::from_borrowed_ptr(self.py, obj);
+        match view_parts(&bound) {
+            Some((region, node)) => {
+                let reg = region.get();
+                if reg.is_shared() {
+                    check_expansion(&reg.reader(), node.value())?;
+                }
+                let native = thaw_value(self.py, reg, node.value())?;
+                let p = native.as_ptr();
+                self.keepalive.push(native);
+                Ok(Some(p))
+            }
+            None => Ok(None),
+        }
+    }
+
+    unsafe fn set_slot(&mut self, obj: *mut PyObject, frozen: bool) -> PyResult<u64> {
+        let (slots, hashes) = self.elements(obj, 0).map_err(|err| self.in_part(err, "{...}"))?;
+        Ok(self.builder.set(frozen, &slots, &hashes))
+    }
+
+    /// Slots and key hashes of the elements of a set or frozenset.
+    unsafe fn elements(&mut self, obj: *mut PyObject, depth: usize) -> PyResult<(Vec<u64>, Vec<u64>)> {
+        let it = Bound::from_owned_ptr_or_err(self.py, ffi::PyObject_GetIter(obj))?;
+        let mut slots = Vec::new();
+        let mut hashes = Vec::new();
+        loop {
+            let e = ffi::PyIter_Next(it.as_ptr());
+            if e.is_null() {
+                if let Some(err) = PyErr::take(self.py) {
+                    return Err(err);
+                }
+                break;
+            }
+            let e = Bound::from_owned_ptr(self.py, e);
+            let (s, h) = self.key(e.as_ptr(), depth)?;
+            slots.push(s);
+            hashes.push(h);
+        }
+        Ok((slots, hashes))
+    }
+
+    /// Prefixes the current path to a key's error that has no path yet.
+    fn in_part(&self, err: PyErr, part: &str) -> PyErr {
+        if err.is_instance_of::<CompactError>(self.py) {
+            let msg = err.value(self.py).to_string();
+            if let Some(rest) = msg.strip_prefix("@key: ") {
+                let rest = rest.split(" (in key or set element").next().unwrap_or(rest);
+                return CompactError::new_err(format!("{}{}: {}", self.path(), part, rest));
+            }
+        }
+        err
+    }
+
+    /// Slot and key hash of a hashable value (dict key or set element).
+    unsafe fn key(&mut self, obj: *mut PyObject, depth: usize) -> PyResult<(u64, u64)> {
+        if depth > MAX_KEY_DEPTH {
+            return Err(CompactError::new_err("@key: key nested too deeply (limit 1000)"));
+        }
+        let tp = ffi::Py_TYPE(obj);
+        if tp == addr_of_mut!(ffi::PyUnicode_Type) {
+            let (_, units) = str_units(obj);
+            let h = hash_str_units(units);
+            return Ok((self.str_slot(obj), h));
+        }
+        if tp == addr_of_mut!(ffi::PyLong_Type) {
+            return self.int_slot(obj);
+        }
+        if obj == ffi::Py_None() {
+            return Ok((SLOT_NONE, mix(SEED_NONE)));
+        }
+        if obj == ffi::Py_True() {
+            return Ok((SLOT_TRUE, hash_i64(1)));
+        }
+        if obj == ffi::Py_False() {
+            return Ok((SLOT_FALSE, hash_i64(0)));
+        }
+        if tp == addr_of_mut!(ffi::PyFloat_Type) {
+            let f = ffi::PyFloat_AS_DOUBLE(obj);
+            return Ok((self.builder.float(f), hash_f64(f)));
+        }
+        if tp == addr_of_mut!(ffi::PyTuple_Type) {
+            let n = ffi::Py_SIZE(obj) as usize;
+            let mut slots = Vec::with_capacity(n);
+            let mut h = TupleHasher::new();
+            for i in 0..n {
+                let (s, eh) = self.key(ffi::PyTuple_GET_ITEM(obj, i as ffi::Py_ssize_t), depth + 1)?;
+                slots.push(s);
+                h.add(eh);
+            }
+            return Ok((self.builder.seq(true, &slots), h.finish(n)));
+        }
+        if tp == addr_of_mut!(ffi::PyBytes_Type) {
+            let n = ffi::PyBytes_Size(obj) as usize;
+            let b = std::slice::from_raw_parts(ffi::PyBytes_AS_STRING(obj) as *const u8, n);
+            return Ok((self.builder.bytes_obj(b), hash_bytes(b)));
+        }
+        if tp == addr_of_mut!(ffi::PyComplex_Type) {
+            let (re, im) = (ffi::PyComplex_RealAsDouble(obj), ffi::PyComplex_ImagAsDouble(obj));
+            return Ok((self.builder.complex(re, im), hash_complex(re, im)));
+        }
+        if tp == addr_of_mut!(ffi::PyFrozenSet_Type) {
+            let (slots, hashes) = self.elements(obj, depth + 1)?;
+            let sum = hashes.iter().fold(0u64, |acc, &h| acc.wrapping_add(mix(h)));
+            return Ok((self.builder.set(true, &slots, &hashes), frozenset_hash(sum, slots.len())));
+        }
+        if let Some(native) = self.thaw_view(obj)? {
+            return self.key(native, depth);
+        }
+        Err(CompactError::new_err(format!("@key: cannot compact {} (in key or set element {})", type_name(obj), self.repr(obj))))
+    }
+
+    unsafe fn enter_dict(&mut self, obj: *mut PyObject) -> PyResult<()> {
+        self.check_cycle(obj)?;
+        let n = ffi::PyDict_Size(obj) as usize;
+        let items = self.items.len();
+        self.key_ptrs.clear();
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut k: *mut PyObject = std::ptr::null_mut();
+        let mut v: *mut PyObject = std::ptr::null_mut();
+        while ffi::PyDict_Next(obj, &mut pos, &mut k, &mut v) != 0 {
+            if self.items.len() - items < PREFETCH_AHEAD {
+                prefetch(v);
+            }
+            self.items.push((k, v));
+            self.key_ptrs.push(k as usize);
+        }
+        let shape = match self.shapes.get(&self.key_ptrs[..]) {
+            Some(&s) => s,
+            None => {
+                let mut slots = Vec::with_capacity(n);
+                let mut hashes = Vec::with_capacity(n);
+                for i in 0..n {
+                    let key = self.items[items + i].0;
+                    let (s, h) = self.key(key, 0).map_err(|e| self.key_error(e, key))?;
+                    slots.push(s);
+                    hashes.push(h);
+                }
+                let s = self.builder.shape(&slots, &hashes);
+                if n <= SHAPE_CACHE_MAX_KEYS {
+                    self.shapes.insert(self.key_ptrs.clone().into_boxed_slice(), s);
+                }
+                s
+            }
+        };
+        self.push_frame(Frame::Dict { obj, shape, items, len: n, next: 0, base: self.slots.len() });
+        Ok(())
+    }
+
+    fn key_error(&self, err: PyErr, key: *mut PyObject) -> PyErr {
+        if err.is_instance_of::<CompactError>(self.py) {
+            let msg = err.value(self.py).to_string();
+            if let Some(rest) = msg.strip_prefix("@key: ") {
+                let rest = rest.split(" (in key or set element").next().unwrap_or(rest);
+                return CompactError::new_err(format!("{}[{}]: {} (in a dict key)", self.path(), self.repr(key), rest));
+            }
+        }
+        err
+    }
+}
+
+/// Compacts `obj` into a bare buffer (no header) for probes and comparisons.
+pub fn compact_scratch(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<(Vec<u8>, u64)> {
+    let mut c = Compactor::new(py, 256);
+    let slot = c.run(obj)?;
+    Ok((c.builder.into_raw(), slot))
+}

@@ -1,0 +1,89 @@
+//! Stored scalars to Python objects, through the C-API.
+
+use bale_core::format::Width;
+use bale_core::{Str, Value};
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+use crate::errors::FormatError;
+
+/// A new reference, or the pending Python error.
+#[inline]
+pub unsafe fn owned(py: Python<'_>, p: *mut ffi::PyObject) -> PyResult<Py<PyAny>> {
+    if p.is_null() {
+        Err(PyErr::fetch(py))
+    } else {
+        Ok(Bound::from_owned_ptr(py, p).unbind())
+    }
+}
+
+/// A `str` from code units; always canonical, whatever the stored width claims.
+pub unsafe fn make_str(py: Python<'_>, s: &Str<'_>) -> PyResult<*mut ffi::PyObject> {
+    let units = s.units();
+    let n = s.len as ffi::Py_ssize_t;
+    let p = match s.width {
+        Width::Ascii => {
+            // decode() checked that every unit is ASCII.
+            let o = ffi::PyUnicode_New(n, 127);
+            if !o.is_null() {
+                std::ptr::copy_nonoverlapping(units.as_ptr(), ffi::PyUnicode_DATA(o) as *mut u8, units.len());
+            }
+            o
+        }
+        Width::Latin1 => ffi::PyUnicode_FromKindAndData(ffi::PyUnicode_1BYTE_KIND as _, units.as_ptr().cast(), n),
+        Width::Ucs2 => {
+            if (units.as_ptr() as usize) % 2 == 0 {
+                ffi::PyUnicode_FromKindAndData(ffi::PyUnicode_2BYTE_KIND as _, units.as_ptr().cast(), n)
+            } else {
+                let v: Vec<u16> = units.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+                ffi::PyUnicode_FromKindAndData(ffi::PyUnicode_2BYTE_KIND as _, v.as_ptr().cast(), n)
+            }
+        }
+        Width::Ucs4 => {
+            // decode() checked every code point is <= 0x10FFFF.
+            if (units.as_ptr() as usize) % 4 == 0 {
+                ffi::PyUnicode_FromKindAndData(ffi::PyUnicode_4BYTE_KIND as _, units.as_ptr().cast(), n)
+            } else {
+                let v: Vec<u32> =
+                    units.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+                ffi::PyUnicode_FromKindAndData(ffi::PyUnicode_4BYTE_KIND as _, v.as_ptr().cast(), n)
+            }
+        }
+    };
+    if p.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    Ok(p)
+}
+
+/// A new reference for a scalar value; `None` for containers.
+#[inline]
+pub unsafe fn scalar(py: Python<'_>, v: &Value<'_>) -> Option<PyResult<*mut ffi::PyObject>> {
+    let p = match *v {
+        Value::None => {
+            let p = ffi::Py_None();
+            ffi::Py_IncRef(p);
+            p
+        }
+        Value::Bool(b) => {
+            let p = if b { ffi::Py_True() } else { ffi::Py_False() };
+            ffi::Py_IncRef(p);
+            p
+        }
+        Value::Int(i) => ffi::PyLong_FromLongLong(i),
+        Value::BigInt(b) => ffi::_PyLong_FromByteArray(b.as_ptr(), b.len(), 1, 1),
+        Value::Float(f) => ffi::PyFloat_FromDouble(f),
+        Value::Complex(re, im) => ffi::PyComplex_FromDoubles(re, im),
+        Value::Str(ref s) => return Some(make_str(py, s)),
+        Value::Bytes(b) => ffi::PyBytes_FromStringAndSize(b.as_ptr().cast(), b.len() as ffi::Py_ssize_t),
+        _ => return None,
+    };
+    if p.is_null() {
+        return Some(Err(PyErr::fetch(py)));
+    }
+    Some(Ok(p))
+}
+
+pub fn malformed(msg: &str) -> PyErr {
+    FormatError::new_err(msg.to_string())
+}

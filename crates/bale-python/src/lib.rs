@@ -1,0 +1,105 @@
+//! `bale._bale`: the extension module behind the `bale` package.
+
+mod alloc;
+mod compactor;
+mod convert;
+mod errors;
+mod region;
+mod storage;
+mod strings;
+mod thawing;
+mod views;
+
+use std::path::PathBuf;
+
+use pyo3::exceptions::PyOSError;
+use pyo3::prelude::*;
+
+use crate::errors::{format_error, CompactError, FormatError};
+use crate::region::Region;
+use crate::storage::{ExportedBuffer, Storage};
+use crate::views::{untracked, view_parts};
+
+/// A deep, immutable copy of `obj` in a fresh region.
+#[pyfunction]
+fn compact(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Py<Region>> {
+    let mut c = compactor::Compactor::new(py, 1 << 16);
+    let root = c.run(obj)?;
+    let bytes = std::mem::take(&mut c.builder).finish(root);
+    new_region(py, Region::adopt(py, Storage::Owned(bytes.into_boxed_slice()), false)?)
+}
+
+fn new_region(py: Python<'_>, region: Region) -> PyResult<Py<Region>> {
+    Ok(untracked(Py::new(py, region)?))
+}
+
+/// Native Python objects from a view (deep); anything else is returned as is.
+#[pyfunction]
+fn thaw(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    match view_parts(value) {
+        Some((region, node)) => thawing::thaw_value(py, region.get(), node.value()),
+        None => Ok(value.clone().unbind()),
+    }
+}
+
+/// Adopts any buffer-protocol object as a region, without copying.
+#[pyfunction]
+#[pyo3(signature = (buffer, *, verify = false))]
+fn load(py: Python<'_>, buffer: &Bound<'_, PyAny>, verify: bool) -> PyResult<Py<Region>> {
+    let exported = ExportedBuffer::new(buffer)?;
+    new_region(py, Region::adopt(py, Storage::Exported(exported), verify)?)
+}
+
+fn os_error(e: std::io::Error, path: &std::path::Path) -> PyErr {
+    let errno = e.raw_os_error().unwrap_or(0);
+    PyOSError::new_err((errno, e.to_string(), path.to_string_lossy().into_owned()))
+}
+
+/// Memory-maps the region file at `path` (read-only, shared, O(1)).
+#[pyfunction]
+#[pyo3(signature = (path, *, verify = false))]
+fn open(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Py<Region>> {
+    let file = std::fs::File::open(&path).map_err(|e| os_error(e, &path))?;
+    let meta = file.metadata().map_err(|e| os_error(e, &path))?;
+    if meta.is_dir() {
+        return Err(os_error(std::io::Error::from_raw_os_error(21), &path));
+    }
+    let len = meta.len();
+    let storage = if len == 0 {
+        Storage::Owned(Box::new([]))
+    } else {
+        // Safety: the map is read-only; the file is only ever replaced by rename (see save).
+        Storage::Mapped(unsafe { memmap2::Mmap::map(&file) }.map_err(|e| os_error(e, &path))?)
+    };
+    let region = Region::adopt(py, storage, verify).map_err(|e| {
+        if e.is_instance_of::<FormatError>(py) {
+            FormatError::new_err(format!("{}: {}", path.display(), e.value(py)))
+        } else {
+            e
+        }
+    })?;
+    new_region(py, region)
+}
+
+#[pymodule]
+fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("CompactError", py.get_type::<CompactError>())?;
+    m.add("FormatError", py.get_type::<FormatError>())?;
+    m.add("FORMAT_VERSION", bale_core::format::VERSION)?;
+    m.add_class::<Region>()?;
+    m.add_class::<views::ListView>()?;
+    m.add_class::<views::TupleView>()?;
+    m.add_class::<views::DictView>()?;
+    m.add_class::<views::SetView>()?;
+    m.add_class::<views::FrozenSetView>()?;
+    m.add_function(wrap_pyfunction!(compact, m)?)?;
+    m.add_function(wrap_pyfunction!(thaw, m)?)?;
+    m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(open, m)?)?;
+    let _ = format_error;
+    // Check the object layout the fast view allocation relies on.
+    let probe = new_region(py, Region::adopt(py, Storage::Owned(bale_core::Builder::new().finish(bale_core::format::SLOT_NONE).into_boxed_slice()), false)?)?;
+    alloc::enable_fast_path(views::layout_check(py, &probe)?);
+    Ok(())
+}

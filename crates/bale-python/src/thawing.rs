@@ -1,0 +1,237 @@
+//! Stored values to native Python objects, iteratively (any depth), with
+//! the cyclic GC paused: the objects built here are all reachable from the
+//! result, so collecting during the build would only waste time.
+
+use bale_core::hash::MAX_KEY_DEPTH;
+use bale_core::{Dict, Reader, Seq, Value};
+use pyo3::ffi::{self, PyObject};
+use pyo3::prelude::*;
+use rustc_hash::FxHashMap;
+
+use crate::convert::{malformed, owned, scalar};
+use crate::errors::format_error;
+use crate::region::Region;
+
+enum Frame {
+    Seq { obj: *mut PyObject, seq: Seq, next: usize, list: bool },
+    Dict { obj: *mut PyObject, dict: Dict, keys: usize, next: usize },
+}
+
+struct Thaw<'a, 'py> {
+    py: Python<'py>,
+    r: Reader<'a>,
+    /// Slots a region without the SHARED flag can expand to: one per word.
+    budget: usize,
+    /// Key objects of each shape, made once and shared by its dicts.
+    shape_keys: FxHashMap<usize, usize>,
+    keys: Vec<*mut PyObject>,
+    /// In regions with the SHARED flag: the object made for each container,
+    /// so a container referenced twice is made once (and shared, as stored).
+    memo: Option<FxHashMap<(usize, usize), *mut PyObject>>,
+}
+
+impl Drop for Thaw<'_, '_> {
+    fn drop(&mut self) {
+        for &k in &self.keys {
+            unsafe { ffi::Py_DecRef(k) };
+        }
+    }
+}
+
+/// A deep native copy of `v`.
+pub fn thaw_value(py: Python<'_>, region: &Region, v: Value<'_>) -> PyResult<Py<PyAny>> {
+    // Made once per container, a valid region expands to at most one slot per word.
+    let budget = region.buf().len() / 8 + 1;
+    let memo = region.is_shared().then(FxHashMap::default);
+    let mut t = Thaw { py, r: region.reader(), budget, shape_keys: FxHashMap::default(), keys: Vec::new(), memo };
+    unsafe {
+        let gc_was_enabled = ffi::PyGC_Disable();
+        let result = t.run(v);
+        if gc_was_enabled != 0 {
+            ffi::PyGC_Enable();
+        }
+        result
+    }
+}
+
+impl<'a, 'py> Thaw<'a, 'py> {
+    #[inline]
+    fn spend(&mut self) -> PyResult<()> {
+        if self.budget == 0 {
+            return Err(malformed(
+                "region expands to more values than it has words: it shares containers without the SHARED flag",
+            ));
+        }
+        self.budget -= 1;
+        Ok(())
+    }
+
+    unsafe fn run(&mut self, v: Value<'a>) -> PyResult<Py<PyAny>> {
+        let (root, frame) = self.make(v)?;
+        let root = owned(self.py, root)?;
+        let mut stack: Vec<Frame> = frame.into_iter().collect();
+        // Each frame fills its elements in order and leaves the loop only to
+        // descend into a child container (which it has already inserted).
+        while let Some(top) = stack.last_mut() {
+            let mut child = None;
+            match top {
+                Frame::Seq { obj, seq, next, list } => {
+                    let (obj, seq, list) = (*obj, *seq, *list);
+                    let mut i = *next;
+                    while i < seq.len && child.is_none() {
+                        self.spend()?;
+                        let (c, f) = self.make(self.r.seq_item(seq, i).map_err(format_error)?)?;
+                        if list {
+                            ffi::PyList_SET_ITEM(obj, i as ffi::Py_ssize_t, c);
+                        } else {
+                            ffi::PyTuple_SET_ITEM(obj, i as ffi::Py_ssize_t, c);
+                        }
+                        i += 1;
+                        child = f;
+                    }
+                    *next = i;
+                    if child.is_none() {
+                        stack.pop();
+                        continue;
+                    }
+                }
+                Frame::Dict { obj, dict, keys, next } => {
+                    let (obj, dict, keys) = (*obj, *dict, *keys);
+                    let mut i = *next;
+                    while i < dict.len && child.is_none() {
+                        self.spend()?;
+                        let (c, f) = self.make(self.r.dict_value(dict, i).map_err(format_error)?)?;
+                        let rc = ffi::PyDict_SetItem(obj, self.keys[keys + i], c);
+                        ffi::Py_DecRef(c);
+                        if rc != 0 {
+                            return Err(PyErr::fetch(self.py));
+                        }
+                        i += 1;
+                        child = f;
+                    }
+                    *next = i;
+                    if child.is_none() {
+                        stack.pop();
+                        continue;
+                    }
+                }
+            }
+            stack.extend(child);
+        }
+        Ok(root)
+    }
+
+    /// A new object for `v`; containers come back empty with the frame that fills them.
+    unsafe fn make(&mut self, v: Value<'a>) -> PyResult<(*mut PyObject, Option<Frame>)> {
+        if let Some(p) = scalar(self.py, &v) {
+            return Ok((p?, None));
+        }
+        let Some(memo) = &self.memo else {
+            return self.make_new(v);
+        };
+        let key = container_key(&v);
+        if let Some(&p) = memo.get(&key) {
+            ffi::Py_IncRef(p);
+            return Ok((p, None));
+        }
+        let made = self.make_new(v)?;
+        if let Some(memo) = &mut self.memo {
+            memo.insert(key, made.0);
+        }
+        Ok(made)
+    }
+
+    unsafe fn make_new(&mut self, v: Value<'a>) -> PyResult<(*mut PyObject, Option<Frame>)> {
+        let py = self.py;
+        let check = |p: *mut PyObject| if p.is_null() { Err(PyErr::fetch(py)) } else { Ok(p) };
+        Ok(match v {
+            Value::List(seq) => {
+                let obj = check(ffi::PyList_New(seq.len as ffi::Py_ssize_t))?;
+                (obj, (seq.len > 0).then_some(Frame::Seq { obj, seq, next: 0, list: true }))
+            }
+            Value::Tuple(seq) => {
+                let obj = check(ffi::PyTuple_New(seq.len as ffi::Py_ssize_t))?;
+                (obj, (seq.len > 0).then_some(Frame::Seq { obj, seq, next: 0, list: false }))
+            }
+            Value::Dict(dict) => {
+                let keys = self.keys_of(dict)?;
+                let obj = check(ffi::PyDict_New())?;
+                (obj, (dict.len > 0).then_some(Frame::Dict { obj, dict, keys, next: 0 }))
+            }
+            Value::Set(_) | Value::FrozenSet(_) => (self.key(v, 0)?, None),
+            _ => unreachable!("scalars are handled above"),
+        })
+    }
+
+    /// Index into `self.keys` of the key objects of `dict`'s shape.
+    unsafe fn keys_of(&mut self, dict: Dict) -> PyResult<usize> {
+        if let Some(&k) = self.shape_keys.get(&dict.shape.start) {
+            return Ok(k);
+        }
+        let mut made = Vec::with_capacity(dict.len);
+        for i in 0..dict.len {
+            self.spend()?;
+            let k = self.r.dict_key(dict, i).map_err(format_error);
+            match k.and_then(|k| self.key(k, 0)) {
+                Ok(p) => made.push(p),
+                Err(e) => {
+                    for p in made {
+                        ffi::Py_DecRef(p);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        let at = self.keys.len();
+        self.keys.extend(made);
+        self.shape_keys.insert(dict.shape.start, at);
+        Ok(at)
+    }
+
+    /// A hashable value (key or set element), built recursively: keys are shallow.
+    unsafe fn key(&mut self, v: Value<'a>, depth: usize) -> PyResult<*mut PyObject> {
+        if depth > MAX_KEY_DEPTH {
+            return Err(malformed("key nested too deeply (limit 1000)"));
+        }
+        if let Some(p) = scalar(self.py, &v) {
+            return p;
+        }
+        match v {
+            Value::Tuple(seq) => {
+                let obj = owned(self.py, ffi::PyTuple_New(seq.len as ffi::Py_ssize_t))?;
+                for i in 0..seq.len {
+                    self.spend()?;
+                    let e = self.r.seq_item(seq, i).map_err(format_error)?;
+                    let p = self.key(e, depth + 1)?;
+                    ffi::PyTuple_SET_ITEM(obj.as_ptr(), i as ffi::Py_ssize_t, p);
+                }
+                Ok(obj.into_ptr())
+            }
+            Value::Set(t) | Value::FrozenSet(t) => {
+                let frozen = matches!(v, Value::FrozenSet(_));
+                let raw = if frozen { ffi::PyFrozenSet_New(std::ptr::null_mut()) } else { ffi::PySet_New(std::ptr::null_mut()) };
+                let obj = owned(self.py, raw)?;
+                for i in 0..t.len {
+                    self.spend()?;
+                    let e = self.r.table_item(t, i).map_err(format_error)?;
+                    let p = owned(self.py, self.key(e, depth + 1)?)?;
+                    if ffi::PySet_Add(obj.as_ptr(), p.as_ptr()) != 0 {
+                        return Err(PyErr::fetch(self.py));
+                    }
+                }
+                Ok(obj.into_ptr())
+            }
+            _ => Err(malformed("a dict key or set element is a list, dict or set (unhashable)")),
+        }
+    }
+}
+
+/// Identifies a container by where it starts and its length.
+fn container_key(v: &Value<'_>) -> (usize, usize) {
+    match *v {
+        Value::List(s) | Value::Tuple(s) => (s.pos, s.len),
+        Value::Set(t) | Value::FrozenSet(t) => (t.start, t.len),
+        Value::Dict(d) => (d.start, d.len),
+        _ => (0, 0),
+    }
+}

@@ -1,0 +1,650 @@
+//! Read-only views of containers inside a region. A view is a region handle
+//! plus the position of its container; every access decodes from the bytes.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bale_core::hash::{hash_i64, hash_value};
+use bale_core::{values_eq, Dict, Reader, Seq, Table, Value};
+use pyo3::basic::CompareOp;
+use pyo3::exceptions::{PyIndexError, PyKeyError, PyOverflowError, PyTypeError, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyList, PySlice, PyTuple, PyType};
+
+use crate::alloc::{fast_new, new_object};
+use crate::compactor::compact_scratch;
+use crate::convert::{owned, scalar};
+use crate::errors::{format_error, CompactError};
+use crate::region::Region;
+use crate::strings::str_units;
+use crate::thawing::thaw_value;
+
+/// A container inside a region, without the region.
+#[derive(Clone, Copy, Debug)]
+pub enum Node {
+    List(Seq),
+    Tuple(Seq),
+    Set(Table),
+    FrozenSet(Table),
+    Dict(Dict),
+}
+
+impl Node {
+    pub fn value<'a>(self) -> Value<'a> {
+        match self {
+            Node::List(s) => Value::List(s),
+            Node::Tuple(s) => Value::Tuple(s),
+            Node::Set(t) => Value::Set(t),
+            Node::FrozenSet(t) => Value::FrozenSet(t),
+            Node::Dict(d) => Value::Dict(d),
+        }
+    }
+}
+
+/// A stored value as a Python object: scalars become natives, containers views.
+#[inline]
+pub fn value_to_py(py: Python<'_>, region: &Py<Region>, v: Value<'_>) -> PyResult<Py<PyAny>> {
+    unsafe {
+        if let Some(p) = scalar(py, &v) {
+            return owned(py, p?);
+        }
+    }
+    let region = region.clone_ref(py);
+    Ok(match v {
+        Value::List(seq) => new_object(py, ListView { region, seq })?.into_any(),
+        Value::Tuple(seq) => new_object(py, TupleView { region, seq })?.into_any(),
+        Value::Dict(dict) => new_object(py, DictView { region, dict })?.into_any(),
+        Value::Set(table) => new_object(py, SetView { region, table })?.into_any(),
+        Value::FrozenSet(table) => new_object(py, FrozenSetView { region, table })?.into_any(),
+        _ => unreachable!("scalars are handled above"),
+    })
+}
+
+/// Takes a new object out of the cyclic GC's lists. Regions, views and
+/// iterators only reference their region (and a region only its exporter),
+/// so they can never be part of a cycle, and the GC need not scan them.
+#[inline]
+pub fn untracked<T>(obj: Py<T>) -> Py<T> {
+    unsafe { ffi::PyObject_GC_UnTrack(obj.as_ptr().cast()) };
+    obj
+}
+
+/// The region and node of a view object, if `obj` is one.
+pub fn view_parts(obj: &Bound<'_, PyAny>) -> Option<(Py<Region>, Node)> {
+    if let Ok(v) = obj.cast::<ListView>() {
+        let v = v.get();
+        return Some((v.region.clone_ref(obj.py()), Node::List(v.seq)));
+    }
+    if let Ok(v) = obj.cast::<TupleView>() {
+        let v = v.get();
+        return Some((v.region.clone_ref(obj.py()), Node::Tuple(v.seq)));
+    }
+    if let Ok(v) = obj.cast::<DictView>() {
+        let v = v.get();
+        return Some((v.region.clone_ref(obj.py()), Node::Dict(v.dict)));
+    }
+    if let Ok(v) = obj.cast::<SetView>() {
+        let v = v.get();
+        return Some((v.region.clone_ref(obj.py()), Node::Set(v.table)));
+    }
+    if let Ok(v) = obj.cast::<FrozenSetView>() {
+        let v = v.get();
+        return Some((v.region.clone_ref(obj.py()), Node::FrozenSet(v.table)));
+    }
+    None
+}
+
+/// Runs `f` on `obj` as a stored value: a view as it is, a native value
+/// compacted into a scratch buffer. `Ok(None)` when `obj` cannot be compacted.
+pub fn with_stored<R>(
+    obj: &Bound<'_, PyAny>,
+    f: impl FnOnce(&Reader<'_>, Value<'_>) -> PyResult<R>,
+) -> PyResult<Option<R>> {
+    let py = obj.py();
+    if let Some((region, node)) = view_parts(obj) {
+        let r = region.get().reader();
+        return f(&r, node.value()).map(Some);
+    }
+    match compact_scratch(py, obj) {
+        Ok((bytes, slot)) => {
+            let r = Reader::new(&bytes);
+            let v = r.decode(slot, bytes.len()).map_err(format_error)?;
+            f(&r, v).map(Some)
+        }
+        Err(e) if e.is_instance_of::<CompactError>(py) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn unhashable(obj: &Bound<'_, PyAny>) -> PyErr {
+    let name = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
+    PyTypeError::new_err(format!("unhashable type: '{name}'"))
+}
+
+/// Position of `key` in `table` under Python equality.
+pub fn find_in(region: &Region, table: Table, key: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+    let r = region.reader();
+    unsafe {
+        let p = key.as_ptr();
+        if ffi::PyUnicode_CheckExact(p) != 0 {
+            let (width, units) = str_units(p);
+            return r.find_str(table, width, units).map_err(format_error);
+        }
+        if ffi::PyLong_CheckExact(p) != 0 {
+            let mut overflow = 0;
+            let i = ffi::PyLong_AsLongLongAndOverflow(p, &mut overflow);
+            if overflow == 0 {
+                let empty = Reader::new(&[]);
+                return r
+                    .find_with(table, || Ok(hash_i64(i)), |v| values_eq(&empty, Value::Int(i), &r, v))
+                    .map_err(format_error);
+            }
+        }
+    }
+    let found = with_stored(key, |kr, kv| {
+        let h = hash_value(kr, kv, 0).map_err(|_| unhashable(key))?;
+        r.find(table, h, |v| values_eq(kr, kv, &r, v)).map_err(format_error)
+    })?;
+    match found {
+        Some(f) => Ok(f),
+        None => {
+            key.hash()?;
+            Ok(None)
+        }
+    }
+}
+
+/// `x == element` for `in`, `index` and `count` on sequences.
+fn elements_matching(
+    py: Python<'_>,
+    region: &Py<Region>,
+    seq: Seq,
+    x: &Bound<'_, PyAny>,
+    start: usize,
+    stop: usize,
+    first_only: bool,
+) -> PyResult<(usize, Option<usize>)> {
+    let reg = region.get();
+    let r = reg.reader();
+    let stop = stop.min(seq.len);
+    let result = with_stored(x, |xr, xv| {
+        let mut count = 0;
+        let mut first = None;
+        for i in start..stop {
+            let e = r.seq_item(seq, i).map_err(format_error)?;
+            if values_eq(xr, xv, &r, e).map_err(format_error)? {
+                count += 1;
+                first.get_or_insert(i);
+                if first_only {
+                    break;
+                }
+            }
+        }
+        Ok((count, first))
+    })?;
+    if let Some(res) = result {
+        return Ok(res);
+    }
+    // Not representable in a region: let Python equality decide.
+    let mut count = 0;
+    let mut first = None;
+    for i in start..stop {
+        let e = value_to_py(py, region, r.seq_item(seq, i).map_err(format_error)?)?;
+        if e.bind(py).eq(x)? {
+            count += 1;
+            first.get_or_insert(i);
+            if first_only {
+                break;
+            }
+        }
+    }
+    Ok((count, first))
+}
+
+/// The native copy that repr, hash, ordering and set operators delegate to.
+/// A region with shared containers is first checked to expand to no more
+/// elements than it has words: Python walks the copy without a memo, so
+/// crafted sharing must not turn these into an exponential walk.
+fn thawed(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<Py<PyAny>> {
+    let reg = region.get();
+    if reg.is_shared() {
+        check_expansion(&reg.reader(), node.value())?;
+    }
+    thaw_value(py, reg, node.value())
+}
+
+pub fn check_expansion<'a>(r: &Reader<'a>, v: Value<'a>) -> PyResult<()> {
+    let mut steps = r.buf().len() / 8 + 1;
+    let mut stack: Vec<Value<'a>> = vec![v];
+    let mut children: Vec<Value<'a>> = Vec::new();
+    while let Some(v) = stack.pop() {
+        children.clear();
+        match v {
+            Value::List(s) | Value::Tuple(s) => {
+                for i in 0..s.len {
+                    children.push(r.seq_item(s, i).map_err(format_error)?);
+                }
+            }
+            Value::Set(t) | Value::FrozenSet(t) => {
+                for i in 0..t.len {
+                    children.push(r.table_item(t, i).map_err(format_error)?);
+                }
+            }
+            Value::Dict(d) => {
+                for i in 0..d.len {
+                    children.push(r.dict_key(d, i).map_err(format_error)?);
+                    children.push(r.dict_value(d, i).map_err(format_error)?);
+                }
+            }
+            _ => {}
+        }
+        for &c in &children {
+            bale_core::hash::spend(&mut steps).map_err(format_error)?;
+            stack.push(c);
+        }
+    }
+    Ok(())
+}
+
+/// Whether `other` is a native of the kind that a view of `node` may equal.
+fn comparable_native(node: Node, other: &Bound<'_, PyAny>) -> bool {
+    let p = other.as_ptr();
+    unsafe {
+        match node {
+            Node::List(_) => ffi::PyList_Check(p) != 0,
+            Node::Tuple(_) => ffi::PyTuple_Check(p) != 0,
+            Node::Dict(_) => ffi::PyDict_Check(p) != 0,
+            Node::Set(_) | Node::FrozenSet(_) => ffi::PyAnySet_Check(p) != 0,
+        }
+    }
+}
+
+fn richcmp(
+    py: Python<'_>,
+    region: &Py<Region>,
+    node: Node,
+    other: &Bound<'_, PyAny>,
+    op: CompareOp,
+) -> PyResult<Py<PyAny>> {
+    match op {
+        CompareOp::Eq | CompareOp::Ne => {
+            let is_view = view_parts(other).is_some();
+            if !is_view && !comparable_native(node, other) {
+                return Ok(py.NotImplemented());
+            }
+            let r = region.get().reader();
+            let eq = match with_stored(other, |or, ov| values_eq(&r, node.value(), or, ov).map_err(format_error))? {
+                Some(eq) => eq,
+                None => thawed(py, region, node)?.bind(py).eq(other)?,
+            };
+            Ok((eq == matches!(op, CompareOp::Eq)).into_pyobject(py)?.to_owned().into_any().unbind())
+        }
+        _ => {
+            let mine = thawed(py, region, node)?;
+            let other = match view_parts(other) {
+                Some((reg, n)) => thawed(py, &reg, n)?.into_bound(py),
+                None => other.clone(),
+            };
+            Ok(mine.bind(py).rich_compare(other, op)?.unbind())
+        }
+    }
+}
+
+fn repr(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<String> {
+    Ok(thawed(py, region, node)?.bind(py).repr()?.to_string())
+}
+
+fn index_arg(key: &Bound<'_, PyAny>, len: usize, what: &str) -> PyResult<usize> {
+    let i: isize = key.extract().map_err(|e: PyErr| {
+        if e.is_instance_of::<PyOverflowError>(key.py()) {
+            PyIndexError::new_err(format!("cannot fit '{}' into an index-sized integer", "int"))
+        } else {
+            e
+        }
+    })?;
+    let n = len as isize;
+    let j = if i < 0 { i + n } else { i };
+    if j < 0 || j >= n {
+        return Err(PyIndexError::new_err(format!("{what} index out of range")));
+    }
+    Ok(j as usize)
+}
+
+fn seq_getitem(py: Python<'_>, region: &Py<Region>, seq: Seq, key: &Bound<'_, PyAny>, tuple: bool) -> PyResult<Py<PyAny>> {
+    let what = if tuple { "tuple" } else { "list" };
+    let r = region.get().reader();
+    unsafe {
+        if ffi::PyLong_CheckExact(key.as_ptr()) != 0 {
+            let i = ffi::PyLong_AsSsize_t(key.as_ptr());
+            if !(i == -1 && !ffi::PyErr_Occurred().is_null()) {
+                let n = seq.len as isize;
+                let j = if i < 0 { i + n } else { i };
+                if j < 0 || j >= n {
+                    return Err(PyIndexError::new_err(format!("{what} index out of range")));
+                }
+                return value_to_py(py, region, r.seq_item(seq, j as usize).map_err(format_error)?);
+            }
+            ffi::PyErr_Clear();
+        }
+    }
+    if let Ok(slice) = key.cast::<PySlice>() {
+        let ind = slice.indices(seq.len as isize)?;
+        let mut items = Vec::with_capacity(ind.slicelength);
+        let mut i = ind.start;
+        for _ in 0..ind.slicelength {
+            items.push(value_to_py(py, region, r.seq_item(seq, i as usize).map_err(format_error)?)?);
+            i += ind.step;
+        }
+        return Ok(if tuple { PyTuple::new(py, items)?.into_any().unbind() } else { PyList::new(py, items)?.into_any().unbind() });
+    }
+    if key.hasattr("__index__")? {
+        let j = index_arg(key, seq.len, what)?;
+        return value_to_py(py, region, r.seq_item(seq, j).map_err(format_error)?);
+    }
+    Err(PyTypeError::new_err(format!(
+        "{what} indices must be integers or slices, not {}",
+        key.get_type().name()?
+    )))
+}
+
+/// Iterator over a list or tuple (forwards or backwards).
+#[pyclass(frozen, module = "bale")]
+pub struct SequenceIterator {
+    region: Py<Region>,
+    seq: Seq,
+    next: AtomicUsize,
+    reverse: bool,
+}
+
+#[pymethods]
+impl SequenceIterator {
+    fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let k = self.next.fetch_add(1, Ordering::Relaxed);
+        if k >= self.seq.len {
+            self.next.store(self.seq.len, Ordering::Relaxed);
+            return Ok(None);
+        }
+        let i = if self.reverse { self.seq.len - 1 - k } else { k };
+        let r = self.region.get().reader();
+        value_to_py(py, &self.region, r.seq_item(self.seq, i).map_err(format_error)?).map(Some)
+    }
+    fn __length_hint__(&self) -> usize {
+        self.seq.len.saturating_sub(self.next.load(Ordering::Relaxed))
+    }
+}
+
+/// Iterator over the elements of a set or the keys of a dict.
+#[pyclass(frozen, module = "bale")]
+pub struct TableIterator {
+    region: Py<Region>,
+    table: Table,
+    next: AtomicUsize,
+}
+
+#[pymethods]
+impl TableIterator {
+    fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        if i >= self.table.len {
+            self.next.store(self.table.len, Ordering::Relaxed);
+            return Ok(None);
+        }
+        let r = self.region.get().reader();
+        value_to_py(py, &self.region, r.table_item(self.table, i).map_err(format_error)?).map(Some)
+    }
+    fn __length_hint__(&self) -> usize {
+        self.table.len.saturating_sub(self.next.load(Ordering::Relaxed))
+    }
+}
+
+macro_rules! sequence_view {
+    ($name:ident, $pyname:literal, $tuple:expr, $node:ident) => {
+        #[pyclass(frozen, module = "bale", name = $pyname, sequence)]
+        pub struct $name {
+            pub region: Py<Region>,
+            pub seq: Seq,
+        }
+
+        #[pymethods]
+        impl $name {
+            fn __len__(&self) -> usize {
+                self.seq.len
+            }
+            fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                seq_getitem(py, &self.region, self.seq, key, $tuple)
+            }
+            fn __iter__(&self, py: Python<'_>) -> PyResult<Py<SequenceIterator>> {
+                new_object(py, SequenceIterator { region: self.region.clone_ref(py), seq: self.seq, next: AtomicUsize::new(0), reverse: false })
+            }
+            fn __reversed__(&self, py: Python<'_>) -> PyResult<Py<SequenceIterator>> {
+                new_object(py, SequenceIterator { region: self.region.clone_ref(py), seq: self.seq, next: AtomicUsize::new(0), reverse: true })
+            }
+            fn __contains__(&self, py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<bool> {
+                Ok(elements_matching(py, &self.region, self.seq, x, 0, self.seq.len, true)?.1.is_some())
+            }
+            #[pyo3(signature = (value, start=None, stop=None))]
+            fn index(&self, py: Python<'_>, value: &Bound<'_, PyAny>, start: Option<isize>, stop: Option<isize>) -> PyResult<usize> {
+                let n = self.seq.len as isize;
+                let clamp = |i: isize| -> usize { (if i < 0 { (i + n).max(0) } else { i.min(n) }) as usize };
+                let start = start.map(clamp).unwrap_or(0);
+                let stop = stop.map(clamp).unwrap_or(self.seq.len);
+                match elements_matching(py, &self.region, self.seq, value, start, stop, true)?.1 {
+                    Some(i) => Ok(i),
+                    None => Err(PyValueError::new_err(format!("{} is not in {}", value.repr()?, if $tuple { "tuple" } else { "list" }))),
+                }
+            }
+            fn count(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<usize> {
+                Ok(elements_matching(py, &self.region, self.seq, value, 0, self.seq.len, false)?.0)
+            }
+            fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
+                richcmp(py, &self.region, Node::$node(self.seq), other, op)
+            }
+            fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+                repr(py, &self.region, Node::$node(self.seq))
+            }
+            fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+                self.hash_impl(py)
+            }
+        }
+    };
+}
+
+sequence_view!(ListView, "ListView", false, List);
+sequence_view!(TupleView, "TupleView", true, Tuple);
+
+impl ListView {
+    fn hash_impl(&self, _py: Python<'_>) -> PyResult<isize> {
+        Err(PyTypeError::new_err("unhashable type: 'ListView'"))
+    }
+}
+
+impl TupleView {
+    fn hash_impl(&self, py: Python<'_>) -> PyResult<isize> {
+        thawed(py, &self.region, Node::Tuple(self.seq))?.bind(py).hash()
+    }
+}
+
+static KEYS_VIEW: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static VALUES_VIEW: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static ITEMS_VIEW: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+#[pyclass(frozen, module = "bale", name = "DictView", mapping)]
+pub struct DictView {
+    pub region: Py<Region>,
+    pub dict: Dict,
+}
+
+impl DictView {
+    fn lookup(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
+        let reg = self.region.get();
+        match find_in(reg, self.dict.shape, key)? {
+            Some(i) => {
+                let v = reg.reader().dict_value(self.dict, i).map_err(format_error)?;
+                value_to_py(py, &self.region, v).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+}
+
+#[pymethods]
+impl DictView {
+    fn __len__(&self) -> usize {
+        self.dict.len
+    }
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        match self.lookup(py, key)? {
+            Some(v) => Ok(v),
+            None => Err(PyKeyError::new_err(key.clone().unbind())),
+        }
+    }
+    #[pyo3(signature = (key, default=None))]
+    fn get(&self, py: Python<'_>, key: &Bound<'_, PyAny>, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
+        Ok(self.lookup(py, key)?.unwrap_or_else(|| default.unwrap_or_else(|| py.None())))
+    }
+    fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(find_in(self.region.get(), self.dict.shape, key)?.is_some())
+    }
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<TableIterator>> {
+        new_object(py, TableIterator { region: self.region.clone_ref(py), table: self.dict.shape, next: AtomicUsize::new(0) })
+    }
+    fn keys(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let cls = KEYS_VIEW.import(slf.py(), "collections.abc", "KeysView")?;
+        Ok(cls.call1((slf,))?.unbind())
+    }
+    fn values(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let cls = VALUES_VIEW.import(slf.py(), "collections.abc", "ValuesView")?;
+        Ok(cls.call1((slf,))?.unbind())
+    }
+    fn items(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let cls = ITEMS_VIEW.import(slf.py(), "collections.abc", "ItemsView")?;
+        Ok(cls.call1((slf,))?.unbind())
+    }
+    fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
+        richcmp(py, &self.region, Node::Dict(self.dict), other, op)
+    }
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        repr(py, &self.region, Node::Dict(self.dict))
+    }
+    fn __hash__(&self) -> PyResult<isize> {
+        Err(PyTypeError::new_err("unhashable type: 'DictView'"))
+    }
+}
+
+macro_rules! set_view {
+    ($name:ident, $pyname:literal, $node:ident) => {
+        #[pyclass(frozen, module = "bale", name = $pyname)]
+        pub struct $name {
+            pub region: Py<Region>,
+            pub table: Table,
+        }
+
+        impl $name {
+            fn native(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+                thawed(py, &self.region, Node::$node(self.table))
+            }
+        }
+
+        #[pymethods]
+        impl $name {
+            fn __len__(&self) -> usize {
+                self.table.len
+            }
+            fn __iter__(&self, py: Python<'_>) -> PyResult<Py<TableIterator>> {
+                new_object(py, TableIterator { region: self.region.clone_ref(py), table: self.table, next: AtomicUsize::new(0) })
+            }
+            fn __contains__(&self, x: &Bound<'_, PyAny>) -> PyResult<bool> {
+                Ok(find_in(self.region.get(), self.table, x)?.is_some())
+            }
+            fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
+                richcmp(py, &self.region, Node::$node(self.table), other, op)
+            }
+            fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+                repr(py, &self.region, Node::$node(self.table))
+            }
+            fn isdisjoint(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                Ok(self.native(py)?.bind(py).call_method1("isdisjoint", (other,))?.unbind())
+            }
+            fn __and__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                set_op(py, self.native(py)?, other, "__and__", false)
+            }
+            fn __rand__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                set_op(py, self.native(py)?, other, "__and__", true)
+            }
+            fn __or__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                set_op(py, self.native(py)?, other, "__or__", false)
+            }
+            fn __ror__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                set_op(py, self.native(py)?, other, "__or__", true)
+            }
+            fn __sub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                set_op(py, self.native(py)?, other, "__sub__", false)
+            }
+            fn __rsub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                set_op(py, self.native(py)?, other, "__sub__", true)
+            }
+            fn __xor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                set_op(py, self.native(py)?, other, "__xor__", false)
+            }
+            fn __rxor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                set_op(py, self.native(py)?, other, "__xor__", true)
+            }
+            fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+                self.hash_impl(py)
+            }
+        }
+    };
+}
+
+/// A set operator on the native copy; non-set operands give NotImplemented.
+fn set_op(py: Python<'_>, mine: Py<PyAny>, other: &Bound<'_, PyAny>, op: &str, reflected: bool) -> PyResult<Py<PyAny>> {
+    let other = match view_parts(other) {
+        Some((reg, n)) => thawed(py, &reg, n)?.into_bound(py),
+        None => other.clone(),
+    };
+    if unsafe { ffi::PyAnySet_Check(other.as_ptr()) } == 0 {
+        return Ok(py.NotImplemented());
+    }
+    let (a, b) = if reflected { (other, mine.into_bound(py)) } else { (mine.into_bound(py), other) };
+    Ok(a.call_method1(op, (b,))?.unbind())
+}
+
+set_view!(SetView, "SetView", Set);
+set_view!(FrozenSetView, "FrozenSetView", FrozenSet);
+
+impl SetView {
+    fn hash_impl(&self, _py: Python<'_>) -> PyResult<isize> {
+        Err(PyTypeError::new_err("unhashable type: 'SetView'"))
+    }
+}
+
+impl FrozenSetView {
+    fn hash_impl(&self, py: Python<'_>) -> PyResult<isize> {
+        self.native(py)?.bind(py).hash()
+    }
+}
+
+/// Checks, on one instance of each class, the layout `new_object` relies on.
+pub fn layout_check(py: Python<'_>, region: &Py<Region>) -> PyResult<bool> {
+    use crate::alloc::layout_matches as sample_matches;
+    let seq = Seq { start: 0, pos: 0, len: 0 };
+    let table = Table { start: 0, pos: 0, len: 0 };
+    let dict = Dict { start: 0, shape: table, values: 0, len: 0 };
+    let r = || region.clone_ref(py);
+    Ok(sample_matches(py, ListView { region: r(), seq })?
+        && sample_matches(py, TupleView { region: r(), seq })?
+        && sample_matches(py, DictView { region: r(), dict })?
+        && sample_matches(py, SetView { region: r(), table })?
+        && sample_matches(py, FrozenSetView { region: r(), table })?
+        && sample_matches(py, SequenceIterator { region: r(), seq, next: AtomicUsize::new(0), reverse: false })?
+        && sample_matches(py, TableIterator { region: r(), table, next: AtomicUsize::new(0) })?)
+}
+
+fast_new!(ListView, TupleView, DictView, SetView, FrozenSetView, SequenceIterator, TableIterator);

@@ -1,0 +1,59 @@
+"""bale: compact regions for Python.
+
+Immutable data copied once into one contiguous, position-independent buffer
+that is used in place, sent as bytes, shared between processes and
+memory-mapped from disk with no (de)serialization, and that the garbage
+collector sees as a single object.
+
+Invariants (as in GHC's ``Data.Compact``):
+
+* A region has no references out of it, and nothing in it ever changes.
+* ``compact`` copies: later changes to the original do not show in the region,
+  and identity sharing inside the input is not preserved (a subobject reachable
+  twice is stored twice; equal strings met again as the same object, and
+  dicts with the same keys, are stored once, which is invisible).
+* Views read the region in place; every read is bounds-checked, so any bytes
+  given to ``load``/``open`` give ``FormatError`` rather than a crash.
+"""
+
+from collections.abc import Mapping, Sequence, Set
+
+from bale._bale import (
+    FORMAT_VERSION,
+    CompactError,
+    DictView,
+    FormatError,
+    FrozenSetView,
+    ListView,
+    Region,
+    SetView,
+    TupleView,
+    compact,
+    load,
+    open,
+    thaw,
+)
+
+Sequence.register(ListView)
+Sequence.register(TupleView)
+Mapping.register(DictView)
+Set.register(SetView)
+Set.register(FrozenSetView)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FORMAT_VERSION",
+    "CompactError",
+    "DictView",
+    "FormatError",
+    "FrozenSetView",
+    "ListView",
+    "Region",
+    "SetView",
+    "TupleView",
+    "compact",
+    "load",
+    "open",
+    "thaw",
+]
