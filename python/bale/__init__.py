@@ -34,6 +34,9 @@ from bale._bale import (
     thaw,
 )
 
+from bale._net import recv, recv_async, send, send_async
+from bale._shm import SharedRegion, share
+
 Sequence.register(ListView)
 Sequence.register(TupleView)
 Mapping.register(DictView)
@@ -41,6 +44,12 @@ Set.register(SetView)
 Set.register(FrozenSetView)
 
 __version__ = "0.1.0"
+
+
+def _root_of(region):
+    """Unpickling helper: a pickled view arrives as the root of its own region."""
+    return region.root
+
 
 __all__ = [
     "FORMAT_VERSION",
@@ -51,9 +60,15 @@ __all__ = [
     "ListView",
     "Region",
     "SetView",
+    "SharedRegion",
     "TupleView",
     "compact",
     "load",
     "open",
+    "recv",
+    "recv_async",
+    "send",
+    "send_async",
+    "share",
     "thaw",
 ]

@@ -30,7 +30,7 @@ pub mod writer;
 
 pub use equality::values_eq;
 pub use error::{FormatError, Result};
-pub use reader::{compute_checksum, parse_header, Dict, Header, Reader, Region, Seq, Str, Table, Value};
+pub use reader::{announced_length, compute_checksum, parse_header, Dict, Header, Reader, Region, Seq, Str, Table, Value};
 pub use verify::verify;
 pub use writer::Builder;
 

@@ -157,6 +157,29 @@ pub fn parse_header(buf: &[u8]) -> Result<Header> {
     Ok(Header { version, total_len, root: read_u64(buf, OFF_ROOT), checksum: read_u64(buf, OFF_CHECKSUM), flags })
 }
 
+/// The total length a region announces in its first 64 bytes, after checking
+/// everything the header alone can tell (for receivers that read a region
+/// from a stream and must size their buffer before the rest arrives).
+pub fn announced_length(head: &[u8]) -> Result<u64> {
+    if head.len() < HEADER_LEN {
+        return Err(FormatError::new(format!("a region header is {HEADER_LEN} bytes, got {}", head.len())));
+    }
+    let total = read_u64(head, OFF_TOTAL_LEN);
+    if total < HEADER_LEN as u64 {
+        return Err(FormatError::at(OFF_TOTAL_LEN, format!("region length {total} is shorter than its header")));
+    }
+    // Check magic, byte order, version, flags and reserved bytes as if the
+    // buffer had the announced length.
+    let mut probe = [0u8; HEADER_LEN];
+    probe.copy_from_slice(&head[..HEADER_LEN]);
+    probe[OFF_TOTAL_LEN..OFF_TOTAL_LEN + 8].copy_from_slice(&(HEADER_LEN as u64).to_le_bytes());
+    parse_header(&probe)?;
+    if total % 8 != 0 {
+        return Err(FormatError::at(OFF_TOTAL_LEN, format!("region length {total} is not a multiple of 8")));
+    }
+    Ok(total)
+}
+
 /// XXH3-64 of the region with its checksum field taken as zero.
 pub fn compute_checksum(buf: &[u8]) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();

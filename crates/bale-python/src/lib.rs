@@ -81,6 +81,12 @@ fn open(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Py<Region>> {
     new_region(py, region)
 }
 
+/// Checks a region's 64-byte header and returns the region's total length.
+#[pyfunction]
+fn announced_length(head: &[u8]) -> PyResult<u64> {
+    bale_core::announced_length(head).map_err(format_error)
+}
+
 #[pymodule]
 fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -97,7 +103,8 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(thaw, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
-    let _ = format_error;
+    m.add_function(wrap_pyfunction!(announced_length, m)?)?;
+    m.add("HEADER_LEN", bale_core::format::HEADER_LEN)?;
     // Check the object layout the fast view allocation relies on.
     let probe = new_region(py, Region::adopt(py, Storage::Owned(bale_core::Builder::new().finish(bale_core::format::SLOT_NONE).into_boxed_slice()), false)?)?;
     alloc::enable_fast_path(views::layout_check(py, &probe)?);

@@ -120,6 +120,29 @@ impl Region {
 
     unsafe fn __releasebuffer__(&self, _view: *mut ffi::Py_buffer) {}
 
+    /// Pickle protocol 5 ships the region's memory as one out-of-band
+    /// buffer (no copy; the receiver adopts it with `bale.load`, O(1));
+    /// older protocols ship it in-band as bytes.
+    fn __reduce_ex__<'py>(slf: &Bound<'py, Self>, protocol: i32) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
+        let py = slf.py();
+        let load = py.import("bale")?.getattr("load")?;
+        let payload = if protocol >= 5 {
+            py.import("pickle")?.getattr("PickleBuffer")?.call1((slf,))?
+        } else {
+            PyBytes::new(py, slf.get().buf()).into_any()
+        };
+        Ok((load, (payload,)))
+    }
+
+    /// Regions are immutable: a copy is the region itself.
+    fn __copy__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    fn __deepcopy__<'py>(slf: Bound<'py, Self>, _memo: &Bound<'py, PyAny>) -> Bound<'py, Self> {
+        slf
+    }
+
     fn __repr__(&self) -> String {
         let what = match self.root_value() {
             Ok(Value::List(s)) => format!("list of {}", s.len),

@@ -291,6 +291,14 @@ fn richcmp(
     }
 }
 
+/// A pickled view travels as a region holding just its value, and arrives
+/// as the same kind of view (`bale._root_of(region)`).
+fn reduce<'py>(py: Python<'py>, view: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
+    let bale = py.import("bale")?;
+    let region = bale.getattr("compact")?.call1((view,))?;
+    Ok((bale.getattr("_root_of")?, (region,)))
+}
+
 fn repr(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<String> {
     Ok(thawed(py, region, node)?.bind(py).repr()?.to_string())
 }
@@ -452,6 +460,9 @@ macro_rules! sequence_view {
             fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
                 self.hash_impl(py)
             }
+            fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
+                reduce(slf.py(), slf.as_any())
+            }
         }
     };
 }
@@ -536,6 +547,9 @@ impl DictView {
     fn __hash__(&self) -> PyResult<isize> {
         Err(PyTypeError::new_err("unhashable type: 'DictView'"))
     }
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
+        reduce(slf.py(), slf.as_any())
+    }
 }
 
 macro_rules! set_view {
@@ -598,6 +612,9 @@ macro_rules! set_view {
             }
             fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
                 self.hash_impl(py)
+            }
+            fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
+                reduce(slf.py(), slf.as_any())
             }
         }
     };

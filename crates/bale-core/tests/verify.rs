@@ -1,0 +1,1439 @@
+//! Verification: header errors, checksum, structural rules on hand-forged
+//! regions, and mutation loops that must never panic or hang.
+
+use bale_core::format::*;
+use bale_core::hash::{self, hash_value};
+use bale_core::verify::verify_structure;
+use bale_core::{compute_checksum, lookup_str, values_eq, Builder, FormatError, Reader, Region, Value};
+
+// ----------------------------------------------------------------- helpers
+
+fn put(b: &mut [u8], off: usize, w: u64) {
+    b[off..off + 8].copy_from_slice(&w.to_le_bytes());
+}
+
+fn get(b: &[u8], off: usize) -> u64 {
+    read_u64(b, off)
+}
+
+fn fix_checksum(b: &mut [u8]) {
+    let s = compute_checksum(b);
+    put(b, OFF_CHECKSUM, s);
+}
+
+fn fix_len(b: &mut [u8]) {
+    let n = b.len() as u64;
+    put(b, OFF_TOTAL_LEN, n);
+}
+
+/// Offset of the payload of a STR, LIST or TUPLE slot, or of an object.
+fn slot_off(slot: u64) -> usize {
+    match slot & TAG_MASK {
+        TAG_STR => ((slot >> 21) << 3) as usize,
+        TAG_LIST | TAG_TUPLE => ((slot >> 19) << 3) as usize,
+        TAG_OBJ => slot as usize,
+        _ => panic!("slot 0x{slot:x} has no offset"),
+    }
+}
+
+/// A region from raw words placed at offset 64 (header filled in, checksummed).
+fn raw_region(body: &[u64], root: u64, flags: u32) -> Vec<u8> {
+    let mut b = vec![0u8; HEADER_LEN];
+    for w in body {
+        b.extend_from_slice(&w.to_le_bytes());
+    }
+    b[0..8].copy_from_slice(&MAGIC);
+    b[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    b[12..16].copy_from_slice(&BYTE_ORDER_MARK.to_le_bytes());
+    fix_len(&mut b);
+    put(&mut b, OFF_ROOT, root);
+    b[40..44].copy_from_slice(&flags.to_le_bytes());
+    fix_checksum(&mut b);
+    b
+}
+
+fn key_hash(b: &Builder, slot: u64) -> u64 {
+    let r = Reader::new(b.bytes());
+    hash_value(&r, r.decode(slot, b.len()).unwrap(), 0).unwrap()
+}
+
+fn hashes_of(b: &Builder, slots: &[u64]) -> Vec<u64> {
+    slots.iter().map(|&s| key_hash(b, s)).collect()
+}
+
+fn header_err(bytes: &[u8]) -> FormatError {
+    match Region::new(bytes) {
+        Ok(_) => panic!("header accepted"),
+        Err(e) => {
+            // Verification reports the same error.
+            assert_eq!(Region::new_verified(bytes).unwrap_err(), e);
+            e
+        }
+    }
+}
+
+fn assert_msg(e: &FormatError, needles: &[&str]) {
+    let text = e.to_string().to_lowercase();
+    for n in needles {
+        assert!(text.contains(&n.to_lowercase()), "error {text:?} should mention {n:?}");
+    }
+}
+
+/// A structurally invalid region with a correct checksum: only the
+/// structural check may refuse it, with a message naming `needle`.
+fn refuse(bytes: &[u8], needles: &[&str]) -> FormatError {
+    let region = Region::new(bytes).expect("the header is fine");
+    assert_eq!(compute_checksum(bytes), region.header.checksum, "the checksum is fine");
+    let e = match verify_structure(&region) {
+        Ok(()) => panic!("structure accepted; expected an error mentioning {needles:?}"),
+        Err(e) => e,
+    };
+    assert_msg(&e, needles);
+    assert_eq!(Region::new_verified(bytes).unwrap_err(), e);
+    // A full unverified read must not panic either.
+    let _ = walk(&region, 1 << 20, false);
+    e
+}
+
+fn accept(bytes: &[u8]) {
+    if let Err(e) = Region::new_verified(bytes) {
+        panic!("region refused: {e}");
+    }
+    let region = Region::new(bytes).unwrap();
+    walk(&region, usize::MAX, true).unwrap();
+}
+
+fn finish_fixed(b: Builder, root: u64) -> Vec<u8> {
+    b.finish(root)
+}
+
+// ------------------------------------------------------------------ walker
+
+/// Decodes everything reachable from the root, iteratively (references
+/// point backwards, so this terminates). With `strict` (a verified region)
+/// every element and key must also be found again through its hash.
+/// Stops quietly after `budget` values (shared containers may expand
+/// exponentially). Returns the number of values visited.
+fn walk(region: &Region<'_>, budget: usize, strict: bool) -> Result<usize, FormatError> {
+    let r = region.reader;
+    let mut stack = vec![region.root()?];
+    let mut steps = 0usize;
+    while let Some(v) = stack.pop() {
+        steps += 1;
+        if steps > budget {
+            return Ok(steps);
+        }
+        let hashable = hash_value(&r, v, 0);
+        match v {
+            Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Complex(..) => {
+                hashable?;
+            }
+            Value::BigInt(b) => {
+                assert!(!b.is_empty());
+                hashable?;
+            }
+            Value::Bytes(_) => {
+                hashable?;
+            }
+            Value::Str(s) => {
+                let text = s.to_string_lossy();
+                assert_eq!(text.chars().count(), s.len);
+                assert_eq!(s.units().len(), s.len * s.width.unit());
+                hashable?;
+            }
+            Value::List(seq) | Value::Tuple(seq) => {
+                if matches!(v, Value::List(_)) && seq.len > 0 {
+                    assert!(hashable.is_err(), "a list is unhashable");
+                }
+                for i in 0..seq.len {
+                    stack.push(r.seq_item(seq, i)?);
+                }
+            }
+            Value::Set(t) | Value::FrozenSet(t) => {
+                for i in 0..t.len {
+                    let e = r.table_item(t, i)?;
+                    stack.push(e);
+                    let eh = hash_value(&r, e, 0);
+                    if strict {
+                        let eh = eh?;
+                        if values_eq(&r, e, &r, e)? {
+                            assert_eq!(r.find(t, eh, |c| values_eq(&r, e, &r, c))?, Some(i), "element {i}");
+                        }
+                    } else if let Ok(eh) = eh {
+                        r.find(t, eh, |c| values_eq(&r, e, &r, c))?;
+                    }
+                }
+            }
+            Value::Dict(d) => {
+                for i in 0..d.len {
+                    let k = r.dict_key(d, i)?;
+                    let val = r.dict_value(d, i)?;
+                    stack.push(k);
+                    stack.push(val);
+                    if let Value::Str(s) = k {
+                        let found = r.find_str(d.shape, s.width, s.units())?;
+                        if strict {
+                            assert_eq!(found, Some(i), "find_str of key {i}");
+                        }
+                        let text = s.to_string_lossy();
+                        let looked = lookup_str(&r, d, &text)?;
+                        let lossless = (0..s.len).all(|j| char::from_u32(s.char_at(j)).is_some());
+                        if strict && lossless {
+                            assert!(looked.is_some(), "lookup_str of key {text:?}");
+                        }
+                    }
+                    if let Ok(kh) = hash_value(&r, k, 0) {
+                        let found = r.find(d.shape, kh, |c| values_eq(&r, k, &r, c))?;
+                        if strict && values_eq(&r, k, &r, k)? {
+                            assert_eq!(found, Some(i), "key {i} by hash");
+                        }
+                    } else if strict {
+                        panic!("unhashable key in a verified region");
+                    }
+                }
+            }
+        }
+    }
+    Ok(steps)
+}
+
+// ---------------------------------------------------------- sample regions
+
+/// A bit of everything, small enough to mutate exhaustively.
+fn kitchen_sink() -> Vec<u8> {
+    let mut b = Builder::new();
+    let i64obj = b.int(INT_MAX + 1);
+    let big = b.int_bytes(&[0, 0, 0, 0, 0, 0, 0, 0x80, 0]);
+    let f = b.float(-0.0);
+    let c = b.complex(1.5, -2.0);
+    let s_ascii = b.str_utf8("abcdefgh");
+    let s_latin = b.str_utf8("café");
+    let s_ucs2 = b.str_utf8("€1");
+    let s_ucs4 = b.str_utf8("😀");
+    let by = b.bytes_obj(b"\x00\xffxyz");
+    let one = b.int(1);
+    let sstr = b.str_utf8("k");
+    let inner = b.seq(true, &[one, sstr]);
+    let nested = b.seq(false, &[inner, SLOT_EMPTY_LIST, SLOT_NONE]);
+    let ka = b.str_utf8("a");
+    let kb = b.str_utf8("bb");
+    let kc = b.str_utf8("a long key");
+    let keys = [ka, kb, kc];
+    let hs = hashes_of(&b, &keys);
+    let shape = b.shape(&keys, &hs);
+    let d1 = b.dict(shape, &[one, SLOT_TRUE, f]);
+    let d2 = b.dict(shape, &[SLOT_FALSE, s_latin, SLOT_EMPTY_TUPLE]);
+    let set_elems: Vec<u64> = (0..10).map(|i| b.int(i * 3)).collect();
+    let hs = hashes_of(&b, &set_elems);
+    let set = b.set(false, &set_elems, &hs);
+    let t2 = b.seq(true, &[one, one]);
+    let fz_elems = [t2, sstr, big];
+    let hs = hashes_of(&b, &fz_elems);
+    let fz = b.set(true, &fz_elems, &hs);
+    let root = b.seq(
+        true,
+        &[i64obj, big, f, c, s_ascii, s_latin, s_ucs2, s_ucs4, by, nested, d1, d2, set, fz, SLOT_EMPTY_LIST],
+    );
+    b.finish(root)
+}
+
+/// A dict with an indexed shape and indexed set values.
+fn indexed_dict() -> Vec<u8> {
+    let mut b = Builder::new();
+    let keys: Vec<u64> = (0..12).map(|i| b.str_utf8(&format!("key{i}"))).collect();
+    let hs = hashes_of(&b, &keys);
+    let shape = b.shape(&keys, &hs);
+    let mut vals = Vec::new();
+    for i in 0..12 {
+        vals.push(match i % 3 {
+            0 => b.int(i),
+            1 => b.str_utf8(&format!("value number {i}")),
+            _ => b.float(i as f64 / 4.0),
+        });
+    }
+    let d = b.dict(shape, &vals);
+    b.finish(d)
+}
+
+/// A region with the SHARED flag and shared containers.
+fn shared_region() -> Vec<u8> {
+    let mut b = Builder::new();
+    b.set_flags(FLAG_SHARED);
+    let one = b.int(1);
+    let s = b.str_utf8("shared!!");
+    let l = b.seq(false, &[one, s]);
+    let l2 = b.seq(false, &[l, l]);
+    let fz_elems = [one, s];
+    let hs = hashes_of(&b, &fz_elems);
+    let fz = b.set(true, &fz_elems, &hs);
+    let root = b.seq(false, &[l2, l2, l, fz, fz]);
+    b.finish(root)
+}
+
+#[test]
+fn sample_regions_are_valid() {
+    for bytes in [kitchen_sink(), indexed_dict(), shared_region()] {
+        accept(&bytes);
+    }
+}
+
+// ------------------------------------------------------------------ header
+
+fn valid() -> Vec<u8> {
+    let mut b = Builder::new();
+    let s = b.str_utf8("a header test");
+    let root = b.seq(false, &[s]);
+    b.finish(root)
+}
+
+#[test]
+fn header_too_short() {
+    for n in [0usize, 1, 8, 63] {
+        let e = header_err(&valid()[..n.min(63)]);
+        assert_msg(&e, &["too short"]);
+    }
+}
+
+#[test]
+fn header_bad_magic() {
+    for i in 0..8 {
+        let mut b = valid();
+        b[i] ^= 0x20;
+        let e = header_err(&b);
+        assert_msg(&e, &["magic"]);
+        assert_eq!(e.offset, Some(0));
+    }
+    // Text-mode mangling: CRLF turned into LF.
+    let mut b = valid();
+    b.remove(5);
+    b.push(0);
+    assert_msg(&header_err(&b), &["magic"]);
+}
+
+#[test]
+fn header_big_endian_byte_order() {
+    let mut b = valid();
+    b[12..16].copy_from_slice(&[1, 2, 3, 4]);
+    let e = header_err(&b);
+    assert_msg(&e, &["big-endian"]);
+    assert_eq!(e.offset, Some(OFF_BOM));
+    let mut b = valid();
+    b[12..16].copy_from_slice(&[4, 3, 2, 2]);
+    assert_msg(&header_err(&b), &["byte-order"]);
+}
+
+#[test]
+fn header_version() {
+    let mut b = valid();
+    b[8..12].copy_from_slice(&2u32.to_le_bytes());
+    let e = header_err(&b);
+    assert_msg(&e, &["version 2", "version 1"]);
+    assert_eq!(e.offset, Some(OFF_VERSION));
+    for v in [0u32, 3, 0xFFFF_FFFF] {
+        let mut b = valid();
+        b[8..12].copy_from_slice(&v.to_le_bytes());
+        assert_msg(&header_err(&b), &["version", &v.to_string()]);
+    }
+}
+
+#[test]
+fn header_total_len() {
+    // The field disagrees with the buffer.
+    for delta in [8i64, -8, 1, 1 << 40] {
+        let mut b = valid();
+        let n = (b.len() as i64 + delta) as u64;
+        put(&mut b, OFF_TOTAL_LEN, n);
+        let e = header_err(&b);
+        assert_msg(&e, &["bytes"]);
+        assert_eq!(e.offset, Some(OFF_TOTAL_LEN));
+    }
+    // Trailing bytes after a region are refused.
+    for extra in [1usize, 7, 8, 64] {
+        let mut b = valid();
+        b.extend(std::iter::repeat(0).take(extra));
+        let e = header_err(&b);
+        assert_eq!(e.offset, Some(OFF_TOTAL_LEN));
+        assert_msg(&e, &[&format!("{}", b.len())]);
+    }
+    // A length that is not a multiple of 8.
+    let mut b = valid();
+    b.extend_from_slice(&[0, 0, 0, 0]);
+    fix_len(&mut b);
+    assert_msg(&header_err(&b), &["multiple of 8"]);
+}
+
+#[test]
+fn header_flags_and_reserved() {
+    for flag in [2u32, 4, 0x100, 0x8000_0000, 3] {
+        let mut b = valid();
+        b[40..44].copy_from_slice(&flag.to_le_bytes());
+        let e = header_err(&b);
+        assert_msg(&e, &["flags"]);
+        assert_eq!(e.offset, Some(OFF_FLAGS));
+    }
+    for i in OFF_RESERVED..HEADER_LEN {
+        let mut b = valid();
+        b[i] = 1;
+        let e = header_err(&b);
+        assert_msg(&e, &["reserved"]);
+        assert_eq!(e.offset, Some(OFF_RESERVED));
+    }
+    // SHARED alone is fine.
+    let mut b = valid();
+    b[40] = 1;
+    fix_checksum(&mut b);
+    accept(&b);
+}
+
+#[test]
+fn header_checks_in_order() {
+    // magic before byte order before version before length before flags.
+    let mut b = valid();
+    b[0] = b'X';
+    b[12..16].copy_from_slice(&[1, 2, 3, 4]);
+    b[8] = 9;
+    b.push(0);
+    assert_msg(&header_err(&b), &["magic"]);
+    b[0] = b'B';
+    assert_msg(&header_err(&b), &["big-endian"]);
+    b[12..16].copy_from_slice(&[4, 3, 2, 1]);
+    assert_msg(&header_err(&b), &["version 9"]);
+    b[8] = 1;
+    b[40] = 2;
+    assert_eq!(header_err(&b).offset, Some(OFF_TOTAL_LEN));
+    b.pop();
+    assert_eq!(header_err(&b).offset, Some(OFF_FLAGS));
+    b[40] = 0;
+    b[63] = 1;
+    assert_eq!(header_err(&b).offset, Some(OFF_RESERVED));
+}
+
+#[test]
+fn error_display_names_the_offset() {
+    let mut b = valid();
+    b[8] = 2;
+    let e = header_err(&b);
+    assert!(e.to_string().ends_with("(at byte 8)"), "{e}");
+}
+
+// ---------------------------------------------------------------- checksum
+
+#[test]
+fn checksum_mismatch() {
+    let good = valid();
+    // A padding byte: structurally still fine, only the checksum notices.
+    let mut b = good.clone();
+    // "a header test" is 13 bytes at offset 64, padded to 16.
+    assert_eq!(&b[64..77], b"a header test");
+    b[78] = 0x55;
+    let region = Region::new(&b).unwrap();
+    assert!(verify_structure(&region).is_ok());
+    let e = Region::new_verified(&b).unwrap_err();
+    assert_msg(&e, &["checksum"]);
+    assert_eq!(e.offset, Some(OFF_CHECKSUM));
+    // Unverified reading still works.
+    walk(&region, usize::MAX, false).unwrap();
+    // Changing the checksum field itself.
+    let mut b = good.clone();
+    b[33] ^= 1;
+    assert_msg(&Region::new_verified(&b).unwrap_err(), &["checksum"]);
+    // Changing the string's content.
+    let mut b = good.clone();
+    b[64] = b'A';
+    assert_msg(&Region::new_verified(&b).unwrap_err(), &["checksum"]);
+    assert!(verify_structure(&Region::new(&b).unwrap()).is_ok());
+}
+
+#[test]
+fn checksum_is_xxh3_with_field_zeroed() {
+    let b = valid();
+    let mut z = b.clone();
+    put(&mut z, OFF_CHECKSUM, 0);
+    assert_eq!(get(&b, OFF_CHECKSUM), xxhash_rust::xxh3::xxh3_64(&z));
+}
+
+// --------------------------------------------------- structural: references
+
+#[test]
+fn forward_reference_to_an_object() {
+    let mut b = Builder::new();
+    let placeholder = b.int(0);
+    let l = b.seq(false, &[placeholder]);
+    let f = b.float(1.0);
+    let mut bytes = finish_fixed(b, l);
+    put(&mut bytes, slot_off(l), f);
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["before"]);
+    // The unverified reader refuses it as well.
+    let region = Region::new(&bytes).unwrap();
+    let seq = match region.root().unwrap() {
+        Value::List(s) => s,
+        other => panic!("{other:?}"),
+    };
+    assert!(region.reader.seq_item(seq, 0).is_err());
+}
+
+#[test]
+fn forward_reference_to_a_string_and_a_sequence() {
+    for kind in 0..3 {
+        let mut b = Builder::new();
+        let placeholder = b.int(0);
+        let l = b.seq(false, &[placeholder]);
+        let target = match kind {
+            0 => b.str_utf8("a string written later"),
+            1 => {
+                let x = b.int(5);
+                b.seq(false, &[x])
+            }
+            _ => b.bytes_obj(b"bytes"),
+        };
+        let root = b.seq(false, &[l]);
+        let mut bytes = finish_fixed(b, root);
+        put(&mut bytes, slot_off(l), target);
+        fix_checksum(&mut bytes);
+        refuse(&bytes, &["before"]);
+    }
+}
+
+#[test]
+fn self_references() {
+    // A headerless list whose element is itself.
+    let mut b = Builder::new();
+    let l = b.seq(false, &[SLOT_NONE]);
+    let mut bytes = finish_fixed(b, l);
+    put(&mut bytes, slot_off(l), l);
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["before"]);
+    // A dict whose value is itself.
+    let mut b = Builder::new();
+    let k = b.str_utf8("k");
+    let shape = b.shape(&[k], &[hash::hash_str_units(b"k")]);
+    let d = b.dict(shape, &[SLOT_NONE]);
+    let mut bytes = finish_fixed(b, d);
+    put(&mut bytes, d as usize + 8, d);
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["before"]);
+    // A set whose element is itself.
+    let mut b = Builder::new();
+    let s = b.set(true, &[SLOT_NONE], &[hash::mix(hash::SEED_NONE)]);
+    let mut bytes = finish_fixed(b, s);
+    put(&mut bytes, s as usize + 8, s);
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["before"]);
+}
+
+#[test]
+fn dict_shape_after_the_dict() {
+    let mut b = Builder::new();
+    let k = b.str_utf8("k");
+    let shape = b.shape(&[k], &[hash::hash_str_units(b"k")]);
+    let d = b.dict(shape, &[SLOT_NONE]);
+    let shape2 = b.shape(&[k], &[hash::hash_str_units(b"k")]);
+    let root = b.seq(false, &[d]);
+    let mut bytes = finish_fixed(b, root);
+    put(&mut bytes, d as usize, header_word(KIND_DICT, shape2 >> 3));
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["before"]);
+    // The shape at the dict's own offset.
+    put(&mut bytes, d as usize, header_word(KIND_DICT, d >> 3));
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["before"]);
+}
+
+#[test]
+fn references_into_the_header() {
+    for root in [0u64, 8, 24, 32, 56] {
+        let bytes = raw_region(&[0], root, 0);
+        refuse(&bytes, &["header"]);
+    }
+    // STR and LIST slots with a payload in the header.
+    let str_slot = TAG_STR | (8 << 5) | ((16u64 >> 3) << 21);
+    refuse(&raw_region(&[0], str_slot, 0), &["header"]);
+    let list_slot = make_seq_slot(TAG_LIST, 1, 8);
+    refuse(&raw_region(&[0], list_slot, 0), &["header"]);
+    // An element pointing into the header.
+    let list_slot = make_seq_slot(TAG_LIST, 1, 64);
+    refuse(&raw_region(&[40], list_slot, 0), &["header"]);
+    // A dict whose shape is in the header.
+    refuse(&raw_region(&[header_word(KIND_DICT, 2)], 64, 0), &["header"]);
+}
+
+#[test]
+fn out_of_range_offsets() {
+    let body = [header_word(KIND_FLOAT, 0), 0];
+    let len = (HEADER_LEN + 16) as u64;
+    for root in [len, len + 8, 1 << 40, u64::MAX & !7, (1 << 63) | 64] {
+        refuse(&raw_region(&body, root, 0), &["before"]);
+    }
+    // An object whose header fits but whose payload runs past the end.
+    refuse(&raw_region(&[header_word(KIND_COMPLEX, 0), 0], 64, 0), &["before"]);
+    refuse(&raw_region(&[header_word(KIND_BYTES, 100), 0], 64, 0), &["before"]);
+    refuse(&raw_region(&[header_word(KIND_BYTES, MAX_OBJ_LEN), 0], 64, 0), &["length"]);
+    refuse(&raw_region(&[header_word(KIND_STR_UCS4, 5), 0, 0], 64, 0), &["before"]);
+    refuse(&raw_region(&[header_word(KIND_LIST, 3), 1, 1], 64, 0), &["before"]);
+    refuse(&raw_region(&[header_word(KIND_SET, 1 << 40)], 64, 0), &["length"]);
+    // STR and LIST slots past the end.
+    let str_slot = TAG_STR | (9 << 5) | ((64u64 >> 3) << 21);
+    refuse(&raw_region(&[0], str_slot, 0), &["before"]);
+    let str_slot = TAG_STR | (1 << 5) | (((1u64 << 43) - 1) << 21);
+    refuse(&raw_region(&[0], str_slot, 0), &["before"]);
+    let list_slot = make_seq_slot(TAG_LIST, 0xFFFF, 64);
+    refuse(&raw_region(&[1], list_slot, 0), &["before"]);
+    let list_slot = TAG_TUPLE | (1 << 3) | (u64::MAX >> 19 << 19);
+    refuse(&raw_region(&[1], list_slot, 0), &["before"]);
+}
+
+// ------------------------------------------------------ structural: slots
+
+#[test]
+fn invalid_tag_and_constants() {
+    refuse(&raw_region(&[], 7, 0), &["tag 7"]);
+    refuse(&raw_region(&[], u64::MAX, 0), &["tag 7"]);
+    let in_list = make_seq_slot(TAG_LIST, 2, 64);
+    refuse(&raw_region(&[SLOT_NONE, 0xF], in_list, 0), &["tag 7"]);
+    for c in [3u64, 4, 1000, u64::MAX >> 3] {
+        let slot = (c << 3) | TAG_CONST;
+        refuse(&raw_region(&[], slot, 0), &["constant"]);
+        refuse(&raw_region(&[SLOT_TRUE, slot], in_list, 0), &["constant"]);
+    }
+    // The three constants are fine.
+    accept(&raw_region(&[SLOT_NONE, SLOT_TRUE, SLOT_FALSE], make_seq_slot(TAG_TUPLE, 3, 64), 0));
+}
+
+#[test]
+fn unknown_object_kinds() {
+    for kind in [0x00u8, 0x10, 0x7F, 0xFF] {
+        let bytes = raw_region(&[header_word(kind, 0), 0], 64, 0);
+        refuse(&bytes, &["kind"]);
+        // Also as a list element.
+        let bytes = raw_region(&[header_word(kind, 0), 0, 64], make_seq_slot(TAG_LIST, 1, 80), 0);
+        refuse(&bytes, &["kind"]);
+    }
+    // A SHAPE is not a value.
+    let mut b = Builder::new();
+    let shape = b.shape(&[SLOT_NONE], &[hash::mix(hash::SEED_NONE)]);
+    let bytes = finish_fixed(b, shape);
+    refuse(&bytes, &["shape"]);
+}
+
+#[test]
+fn empty_sequence_slot_with_an_offset() {
+    for tag in [TAG_LIST, TAG_TUPLE] {
+        let slot = tag | (8u64 << 19);
+        refuse(&raw_region(&[], slot, 0), &["empty"]);
+        refuse(&raw_region(&[slot], make_seq_slot(TAG_LIST, 1, 64), 0), &["empty"]);
+    }
+}
+
+#[test]
+fn sstr_non_ascii_and_padding() {
+    let good = make_sstr_slot(b"ab");
+    let in_list = make_seq_slot(TAG_LIST, 1, 64);
+    accept(&raw_region(&[good], in_list, 0));
+    accept(&raw_region(&[], good, 0));
+    // A high byte among the characters.
+    let high = good | (0xC3 << 16);
+    refuse(&raw_region(&[high], in_list, 0), &["inline string"]);
+    refuse(&raw_region(&[], high, 0), &["inline string", "ascii"]);
+    // Non-zero padding after the characters (byte 3 onwards).
+    for byte in 3..8 {
+        let padded = good | (0x61u64 << (8 * byte));
+        refuse(&raw_region(&[padded], in_list, 0), &["inline string"]);
+        refuse(&raw_region(&[], padded, 0), &["padding"]);
+    }
+    // Length 0 with a stray byte.
+    let e = make_sstr_slot(b"") | (0x20 << 8);
+    refuse(&raw_region(&[e], in_list, 0), &["inline string"]);
+}
+
+// ---------------------------------------------------- structural: strings
+
+#[test]
+fn ascii_string_with_a_high_byte() {
+    // STR slot.
+    let mut b = Builder::new();
+    let s = b.str_utf8("abcdefgh");
+    let root = b.seq(false, &[s]);
+    let mut bytes = finish_fixed(b, root);
+    bytes[slot_off(s) + 3] = 0xC3;
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["non-ascii"]);
+    // STR slot as the root.
+    let mut b = Builder::new();
+    let s = b.str_utf8("abcdefgh");
+    let mut bytes = finish_fixed(b, s);
+    bytes[slot_off(s)] = 0x80;
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["non-ascii"]);
+    // STR_ASCII object.
+    let word = u64::from_le_bytes(*b"ab\xffd\0\0\0\0");
+    refuse(&raw_region(&[header_word(KIND_STR_ASCII, 4), word], 64, 0), &["non-ascii"]);
+    // A valid short object string is fine (strings may be objects).
+    let word = u64::from_le_bytes(*b"abcd\0\0\0\0");
+    accept(&raw_region(&[header_word(KIND_STR_ASCII, 4), word], 64, 0));
+}
+
+#[test]
+fn ucs4_above_0x10ffff() {
+    for bad in [0x110000u32, 0xFFFF_FFFF, 0x8000_0000] {
+        let mut units = Vec::new();
+        for c in [0x1F600u32, bad, 0x41] {
+            units.extend_from_slice(&c.to_le_bytes());
+        }
+        let mut b = Builder::new();
+        let s = b.str_units(Width::Ucs4, &units);
+        let root = b.seq(true, &[s]);
+        let bytes = finish_fixed(b, root);
+        refuse(&bytes, &["10ffff"]);
+        // As the root slot.
+        let mut b = Builder::new();
+        let s = b.str_units(Width::Ucs4, &units);
+        refuse(&finish_fixed(b, s), &["10ffff"]);
+        // As an object.
+        let w0 = 0x1F600u64 | ((bad as u64) << 32);
+        refuse(&raw_region(&[header_word(KIND_STR_UCS4, 2), w0], 64, 0), &["10ffff"]);
+    }
+    // 0x10FFFF itself is fine.
+    let mut b = Builder::new();
+    let s = b.str_units(Width::Ucs4, &0x10FFFFu32.to_le_bytes());
+    accept(&finish_fixed(b, s));
+}
+
+#[test]
+fn non_canonical_width() {
+    let cases: Vec<(Width, Vec<u8>)> = vec![
+        (Width::Latin1, b"abcdefgh".to_vec()),
+        (Width::Latin1, b"abc".to_vec()),
+        (Width::Ucs2, [0x41u16, 0x42].iter().flat_map(|c| c.to_le_bytes()).collect()),
+        (Width::Ucs2, [0xE9u16, 0x42].iter().flat_map(|c| c.to_le_bytes()).collect()),
+        (Width::Ucs4, [0x41u32].iter().flat_map(|c| c.to_le_bytes()).collect()),
+        (Width::Ucs4, [0xFFu32].iter().flat_map(|c| c.to_le_bytes()).collect()),
+        (Width::Ucs4, [0x20ACu32, 0xFFFF].iter().flat_map(|c| c.to_le_bytes()).collect()),
+    ];
+    for (w, units) in &cases {
+        let mut b = Builder::new();
+        let s = b.str_units(*w, units);
+        let root = b.seq(false, &[s]);
+        refuse(&finish_fixed(b, root), &["smallest width"]);
+        let mut b = Builder::new();
+        let s = b.str_units(*w, units);
+        refuse(&finish_fixed(b, s), &["smallest width"]);
+        // Object form.
+        let n = units.len() / w.unit();
+        let mut body = vec![header_word(w.kind(), n as u64)];
+        let mut padded = units.clone();
+        padded.resize(pad8(units.len()), 0);
+        body.extend(padded.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())));
+        refuse(&raw_region(&body, 64, 0), &["smallest width"]);
+    }
+    // Canonical ones pass.
+    for (w, units) in [
+        (Width::Latin1, vec![0xE9u8]),
+        (Width::Ucs2, 0x100u16.to_le_bytes().to_vec()),
+        (Width::Ucs4, 0x10000u32.to_le_bytes().to_vec()),
+    ] {
+        let mut b = Builder::new();
+        let s = b.str_units(w, &units);
+        accept(&finish_fixed(b, s));
+    }
+}
+
+// ---------------------------------------------------- structural: numbers
+
+#[test]
+fn non_minimal_big_ints() {
+    // 2^72 takes 10 bytes; forge its bytes into non-minimal encodings.
+    let mut le = vec![0u8; 10];
+    le[9] = 1;
+    let forgeries: Vec<Vec<u8>> = vec![
+        {
+            let mut x = vec![0u8; 10];
+            x[8] = 1; // 2^64 in 10 bytes (minimal: 9)
+            x
+        },
+        vec![0u8; 10],   // 0
+        vec![0xFF; 10],  // -1
+        {
+            let mut x = vec![0xFFu8; 10];
+            x[8] = 0x80; // -2^71... in 10 bytes, minimal 9
+            x
+        },
+        {
+            let mut x = vec![0u8; 10];
+            x[0] = 5; // 5
+            x
+        },
+    ];
+    for forged in forgeries {
+        let mut b = Builder::new();
+        let big = b.int_bytes(&le);
+        let root = b.seq(false, &[big]);
+        let mut bytes = finish_fixed(b, root);
+        assert_eq!(get(&bytes, big as usize), header_word(KIND_BIGINT, 10));
+        bytes[big as usize + 8..big as usize + 18].copy_from_slice(&forged);
+        fix_checksum(&mut bytes);
+        refuse(&bytes, &["not minimal"]);
+    }
+    // 9-byte encodings of values that fit in i64.
+    for v in [0i64, -1, i64::MAX, i64::MIN] {
+        let mut x = v.to_le_bytes().to_vec();
+        x.push(if v < 0 { 0xFF } else { 0 });
+        let words = [u64::from_le_bytes(x[..8].try_into().unwrap()), x[8] as u64];
+        refuse(&raw_region(&[header_word(KIND_BIGINT, 9), words[0], words[1]], 64, 0), &["not minimal"]);
+    }
+    // Shorter than 9 bytes, and empty.
+    refuse(&raw_region(&[header_word(KIND_BIGINT, 3), 0x7F_FFFF], 64, 0), &["not minimal"]);
+    refuse(&raw_region(&[header_word(KIND_BIGINT, 0)], 64, 0), &["no bytes"]);
+    // The minimal 9-byte 2^63 is fine.
+    accept(&raw_region(&[header_word(KIND_BIGINT, 9), 1 << 63, 0], 64, 0));
+}
+
+#[test]
+fn int64_holding_a_slot_range_value() {
+    for v in [0i64, 5, -5, INT_MAX, INT_MIN] {
+        let mut b = Builder::new();
+        let o = b.int(i64::MAX);
+        let root = b.seq(false, &[o]);
+        let mut bytes = finish_fixed(b, root);
+        put(&mut bytes, o as usize + 8, v as u64);
+        fix_checksum(&mut bytes);
+        refuse(&bytes, &["int slot"]);
+        refuse(&raw_region(&[header_word(KIND_INT64, 0), v as u64], 64, 0), &["int slot"]);
+    }
+    for v in [INT_MAX + 1, INT_MIN - 1, i64::MAX, i64::MIN] {
+        accept(&raw_region(&[header_word(KIND_INT64, 0), v as u64], 64, 0));
+    }
+}
+
+// ------------------------------------------------------ structural: dicts
+
+#[test]
+fn dict_shape_is_not_a_shape() {
+    let mut b = Builder::new();
+    let one = b.int(1);
+    let set = b.set(false, &[one], &[hash::hash_i64(1)]);
+    let list = b.seq(false, &[one]);
+    let f = b.float(1.0);
+    let k = b.str_utf8("k");
+    let shape = b.shape(&[k], &[hash::hash_str_units(b"k")]);
+    let d = b.dict(shape, &[SLOT_NONE]);
+    let base = finish_fixed(b, d);
+    for target in [set, slot_off(list) as u64, f] {
+        let mut bytes = base.clone();
+        put(&mut bytes, d as usize, header_word(KIND_DICT, target >> 3));
+        fix_checksum(&mut bytes);
+        refuse(&bytes, &["shape"]);
+    }
+    // A dict whose shape is another dict.
+    let mut b = Builder::new();
+    let shape = b.shape(&[], &[]);
+    let d0 = b.dict(shape, &[]);
+    let d = b.dict(shape, &[]);
+    let mut bytes = finish_fixed(b, d);
+    put(&mut bytes, d as usize, header_word(KIND_DICT, d0 >> 3));
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["shape"]);
+}
+
+#[test]
+fn shape_length_mismatch() {
+    // Shape with two keys directly followed by its dict.
+    let build = || {
+        let mut b = Builder::new();
+        let ka = b.str_utf8("a");
+        let kb = b.str_utf8("b");
+        let keys = [ka, kb];
+        let hs = hashes_of(&b, &keys);
+        let shape = b.shape(&keys, &hs);
+        let d = b.dict(shape, &[SLOT_TRUE, SLOT_FALSE]);
+        (finish_fixed(b, d), shape as usize)
+    };
+    let (base, shape) = build();
+    accept(&base);
+    // The shape claims a third key: it now overlaps its dict.
+    let mut bytes = base.clone();
+    put(&mut bytes, shape, header_word(KIND_SHAPE, 3));
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["before"]);
+    // Claims far more keys than the region holds.
+    for n in [100u64, 1 << 30, MAX_OBJ_LEN] {
+        let mut bytes = base.clone();
+        put(&mut bytes, shape, header_word(KIND_SHAPE, n));
+        fix_checksum(&mut bytes);
+        refuse(&bytes, &[]);
+    }
+    // A dict at the end of the region whose values would run past the end.
+    let mut b = Builder::new();
+    let ka = b.str_utf8("a");
+    let shape = b.shape(&[ka], &[hash::hash_str_units(b"a")]);
+    let d = b.dict(shape, &[SLOT_NONE]);
+    let mut bytes = finish_fixed(b, d);
+    // Keep the header word, drop the value word: the dict needs 16 bytes.
+    bytes.truncate(bytes.len() - 8);
+    fix_len(&mut bytes);
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["before"]);
+}
+
+// ------------------------------------------------- structural: hash tables
+
+fn forged_set(n: usize, frozen: bool, dup: Option<(usize, usize)>) -> (Vec<u8>, usize) {
+    let mut b = Builder::new();
+    let mut slots: Vec<u64> = (0..n).map(|i| b.int(i as i64 * 10)).collect();
+    if let Some((i, j)) = dup {
+        slots[i] = slots[j];
+    }
+    let hs = hashes_of(&b, &slots);
+    let s = b.set(frozen, &slots, &hs);
+    (finish_fixed(b, s), s as usize)
+}
+
+#[test]
+fn duplicate_set_elements_small() {
+    let (bytes, _) = forged_set(5, false, Some((4, 1)));
+    refuse(&bytes, &["twice"]);
+    // 1 and 1.0, 1 and True, (1, 2) and (1.0, 2), None twice: equal across types.
+    for case in 0..4 {
+        let mut b = Builder::new();
+        let one = b.int(1);
+        let one_f = b.float(1.0);
+        let two = b.int(2);
+        let t1 = b.seq(true, &[one, two]);
+        let t2 = b.seq(true, &[one_f, two]);
+        let elems = match case {
+            0 => vec![one, one_f],
+            1 => vec![one, SLOT_TRUE],
+            2 => vec![t1, two, t2],
+            _ => vec![SLOT_NONE, SLOT_NONE],
+        };
+        let hs = hashes_of(&b, &elems);
+        let s = b.set(true, &elems, &hs);
+        refuse(&finish_fixed(b, s), &["twice"]);
+    }
+    // Two NaNs are distinct (NaN != NaN): accepted.
+    let mut b = Builder::new();
+    let n1 = b.float(f64::NAN);
+    let n2 = b.float(f64::NAN);
+    let hs = hashes_of(&b, &[n1, n2]);
+    let s = b.set(false, &[n1, n2], &hs);
+    accept(&finish_fixed(b, s));
+}
+
+#[test]
+fn duplicate_set_elements_indexed() {
+    for (i, j) in [(11, 3), (3, 11), (0, 1), (15, 0)] {
+        let (bytes, _) = forged_set(16, true, Some((i, j)));
+        refuse(&bytes, &["twice"]);
+    }
+    // Equal across types in an index: 7 and 7.0.
+    let mut b = Builder::new();
+    let mut slots: Vec<u64> = (0..12).map(|i| b.int(i)).collect();
+    slots.push(b.float(7.0));
+    let hs = hashes_of(&b, &slots);
+    let s = b.set(false, &slots, &hs);
+    refuse(&finish_fixed(b, s), &["twice"]);
+}
+
+#[test]
+fn duplicate_shape_keys() {
+    for n in [2usize, 12] {
+        let mut b = Builder::new();
+        let mut keys: Vec<u64> = (0..n).map(|i| b.str_utf8(&format!("key {i}"))).collect();
+        keys[n - 1] = keys[0];
+        let hs = hashes_of(&b, &keys);
+        let shape = b.shape(&keys, &hs);
+        let vals = vec![SLOT_NONE; n];
+        let d = b.dict(shape, &vals);
+        refuse(&finish_fixed(b, d), &["twice"]);
+    }
+    // Equal strings stored separately.
+    let mut b = Builder::new();
+    let k1 = b.str_utf8("the same key");
+    let k2 = b.str_utf8("the same key");
+    let hs = hashes_of(&b, &[k1, k2]);
+    let shape = b.shape(&[k1, k2], &hs);
+    let d = b.dict(shape, &[SLOT_NONE, SLOT_NONE]);
+    refuse(&finish_fixed(b, d), &["twice"]);
+}
+
+#[test]
+fn unhashable_elements_and_keys() {
+    for case in 0..5 {
+        let mut b = Builder::new();
+        let one = b.int(1);
+        let l = b.seq(false, &[one]);
+        let s = b.set(false, &[one], &[hash::hash_i64(1)]);
+        let shape = b.shape(&[], &[]);
+        let d = b.dict(shape, &[]);
+        let l2 = b.seq(false, &[one]);
+        let t = b.seq(true, &[one, l2]);
+        let bad = [l, s, d, t, SLOT_EMPTY_LIST][case];
+        // In a frozenset (the hashes given to the builder do not matter).
+        let fz = b.set(true, &[one, bad], &[0, 0]);
+        let root = b.seq(false, &[fz]);
+        refuse(&finish_fixed(b, root), &["unhashable"]);
+    }
+    // As a dict key.
+    let mut b = Builder::new();
+    let one = b.int(1);
+    let l = b.seq(false, &[one]);
+    let shape = b.shape(&[l], &[0]);
+    let d = b.dict(shape, &[SLOT_NONE]);
+    refuse(&finish_fixed(b, d), &["unhashable"]);
+}
+
+fn index_of(set: usize, n: usize) -> (usize, usize) {
+    (set + 8 + 8 * n, index_cap(n))
+}
+
+fn entry(bytes: &[u8], ipos: usize, p: usize) -> u32 {
+    read_u32(bytes, ipos + 4 * p)
+}
+
+fn set_entry(bytes: &mut [u8], ipos: usize, p: usize, e: u32) {
+    bytes[ipos + 4 * p..ipos + 4 * p + 4].copy_from_slice(&e.to_le_bytes());
+}
+
+#[test]
+fn corrupt_index() {
+    let n = 12;
+    let (base, set) = forged_set(n, false, None);
+    accept(&base);
+    let (ipos, cap) = index_of(set, n);
+    assert_eq!(cap, 32);
+    let used: Vec<usize> = (0..cap).filter(|&p| entry(&base, ipos, p) != 0).collect();
+    let empty: Vec<usize> = (0..cap).filter(|&p| entry(&base, ipos, p) == 0).collect();
+    assert_eq!(used.len(), n);
+
+    // Wrong count: one entry cleared, or one extra entry.
+    for &p in &used {
+        let mut b = base.clone();
+        set_entry(&mut b, ipos, p, 0);
+        fix_checksum(&mut b);
+        refuse(&b, &["wrong number"]);
+    }
+    for &p in empty.iter().take(5) {
+        let mut b = base.clone();
+        set_entry(&mut b, ipos, p, 1);
+        fix_checksum(&mut b);
+        refuse(&b, &["index"]);
+    }
+    // Entry out of range (count unchanged).
+    for bad in [n as u32 + 1, 1000, u32::MAX] {
+        let mut b = base.clone();
+        set_entry(&mut b, ipos, used[3], bad);
+        fix_checksum(&mut b);
+        refuse(&b, &["index"]);
+    }
+    // An element moved off its probe path: unreachable.
+    for &to in empty.iter().take(6) {
+        let mut b = base.clone();
+        let e = entry(&b, ipos, used[0]);
+        set_entry(&mut b, ipos, used[0], 0);
+        set_entry(&mut b, ipos, to, e);
+        fix_checksum(&mut b);
+        refuse(&b, &["does not lead"]);
+    }
+    // Two entries for one element, none for another.
+    let mut b = base.clone();
+    let e0 = entry(&b, ipos, used[0]);
+    set_entry(&mut b, ipos, used[1], e0);
+    fix_checksum(&mut b);
+    refuse(&b, &["index"]);
+    // The same corruption in a shape's index.
+    let mut bld = Builder::new();
+    let keys: Vec<u64> = (0..n).map(|i| bld.str_utf8(&format!("k{i}"))).collect();
+    let hs = hashes_of(&bld, &keys);
+    let shape = bld.shape(&keys, &hs) as usize;
+    let d = bld.dict(shape as u64, &vec![SLOT_NONE; n]);
+    let base = finish_fixed(bld, d);
+    accept(&base);
+    let (ipos, cap) = index_of(shape, n);
+    let p = (0..cap).find(|&p| entry(&base, ipos, p) != 0).unwrap();
+    let mut b = base.clone();
+    set_entry(&mut b, ipos, p, 0);
+    fix_checksum(&mut b);
+    refuse(&b, &["wrong number"]);
+}
+
+#[test]
+fn index_built_from_wrong_hashes() {
+    // A writer that used the wrong hash function leaves elements unreachable.
+    let mut b = Builder::new();
+    let slots: Vec<u64> = (0..12).map(|i| b.int(i)).collect();
+    let wrong: Vec<u64> = (0..12).map(|i| i as u64 * 7 + 3).collect();
+    let s = b.set(true, &slots, &wrong);
+    refuse(&finish_fixed(b, s), &["does not lead"]);
+}
+
+// ------------------------------------------------------- structural: sharing
+
+#[test]
+fn container_referenced_twice() {
+    // (name, builder of the shared container)
+    type Make = fn(&mut Builder) -> u64;
+    let makers: Vec<(&str, Make)> = vec![
+        ("list", |b| {
+            let x = b.int(1);
+            b.seq(false, &[x, x])
+        }),
+        ("tuple", |b| {
+            let x = b.int(1);
+            b.seq(true, &[x])
+        }),
+        ("dict", |b| {
+            let k = b.str_utf8("k");
+            let shape = b.shape(&[k], &[hash::hash_str_units(b"k")]);
+            b.dict(shape, &[SLOT_NONE])
+        }),
+        ("set", |b| {
+            let x = b.int(1);
+            b.set(false, &[x], &[hash::hash_i64(1)])
+        }),
+        ("frozenset", |b| {
+            let x = b.int(1);
+            b.set(true, &[x], &[hash::hash_i64(1)])
+        }),
+    ];
+    for (name, make) in makers {
+        for layout in 0..3 {
+            for shared in [false, true] {
+                let mut b = Builder::new();
+                if shared {
+                    b.set_flags(FLAG_SHARED);
+                }
+                let c = make(&mut b);
+                let root = match layout {
+                    // [c, c]
+                    0 => b.seq(false, &[c, c]),
+                    // [[c], (c,)]
+                    1 => {
+                        let a = b.seq(false, &[c]);
+                        let t = b.seq(true, &[c]);
+                        b.seq(false, &[a, t])
+                    }
+                    // {"x": c, "y": [c]}
+                    _ => {
+                        let kx = b.str_utf8("x");
+                        let ky = b.str_utf8("y");
+                        let hs = hashes_of(&b, &[kx, ky]);
+                        let shape = b.shape(&[kx, ky], &hs);
+                        let l = b.seq(false, &[c]);
+                        b.dict(shape, &[c, l])
+                    }
+                };
+                let bytes = finish_fixed(b, root);
+                if shared {
+                    accept(&bytes);
+                } else {
+                    let e = refuse(&bytes, &["twice", "shared"]);
+                    assert!(e.offset.is_some(), "{name}: {e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn object_form_list_referenced_twice() {
+    // Object-form LIST of 2 (legal, if unusual) referenced twice.
+    let body = [header_word(KIND_LIST, 2), SLOT_NONE, SLOT_TRUE, 64, 64];
+    let root = make_seq_slot(TAG_TUPLE, 2, 88);
+    refuse(&raw_region(&body, root, 0), &["twice"]);
+    accept(&raw_region(&body, root, FLAG_SHARED));
+}
+
+#[test]
+fn leaves_and_shapes_may_be_referenced_twice() {
+    let mut b = Builder::new();
+    let s = b.str_utf8("a string shared by reference");
+    let f = b.float(2.5);
+    let big = b.int_bytes(&[1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    let by = b.bytes_obj(b"bytes");
+    let i = b.int(i64::MAX);
+    let c = b.complex(1.0, 2.0);
+    let long: Vec<u8> = vec![b'z'; 70_000];
+    let long_s = b.str_units(Width::Ascii, &long);
+    let k = b.str_utf8("key");
+    let shape = b.shape(&[k], &[hash::hash_str_units(b"key")]);
+    let d1 = b.dict(shape, &[s]);
+    let d2 = b.dict(shape, &[f]);
+    let hs = hashes_of(&b, &[s, f, big, by, i, c, long_s]);
+    let fz = b.set(true, &[s, f, big, by, i, c, long_s], &hs);
+    let root = b.seq(false, &[s, s, f, f, big, big, by, by, i, i, c, c, long_s, long_s, d1, d2, fz]);
+    accept(&finish_fixed(b, root));
+}
+
+#[test]
+fn long_string_referenced_forward_after_a_valid_reference() {
+    // Verification remembers long strings it has checked; a second
+    // reference from a container *before* the string must still be refused.
+    let mut b = Builder::new();
+    let placeholder = b.int(0);
+    let early = b.seq(false, &[placeholder]);
+    let long = b.str_utf8(&"L".repeat(300));
+    let root = b.seq(false, &[long, early]);
+    let mut bytes = finish_fixed(b, root);
+    put(&mut bytes, slot_off(early), long);
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["before"]);
+    // Same with the early reference visited first.
+    let mut b = Builder::new();
+    let placeholder = b.int(0);
+    let early = b.seq(false, &[placeholder]);
+    let long = b.str_utf8(&"L".repeat(300));
+    let root = b.seq(false, &[early, long]);
+    let mut bytes = finish_fixed(b, root);
+    put(&mut bytes, slot_off(early), long);
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["before"]);
+}
+
+#[test]
+fn fixed_size_objects_with_a_length_field() {
+    // INT64, FLOAT and COMPLEX have len 0 (FORMAT.md's table).
+    for (kind, words) in [
+        (KIND_FLOAT, vec![0x3FF0_0000_0000_0000u64]),
+        (KIND_INT64, vec![i64::MAX as u64]),
+        (KIND_COMPLEX, vec![0, 0]),
+    ] {
+        let mut body = vec![header_word(kind, 0)];
+        body.extend(&words);
+        accept(&raw_region(&body, 64, 0));
+        let mut body = vec![header_word(kind, 1)];
+        body.extend(&words);
+        refuse(&raw_region(&body, 64, 0), &["length"]);
+    }
+}
+
+#[test]
+fn deep_equal_frozensets_in_one_set() {
+    // Two equal frozensets nested 900 deep in one set: verification
+    // compares them (they hash alike) and must report the duplicate.
+    // Comparison recurses once per nesting level of sets: at the key depth
+    // limit (1000) it needs about 2 MB of stack in release builds and
+    // about 8 MB in debug builds, hence the big thread.
+    std::thread::Builder::new()
+        .stack_size(32 << 20)
+        .spawn(|| {
+            let mut b = Builder::new();
+            let make = |b: &mut Builder| {
+                let mut slot = b.int(0);
+                for _ in 0..900 {
+                    let h = key_hash(b, slot);
+                    slot = b.set(true, &[slot], &[h]);
+                }
+                slot
+            };
+            let x = make(&mut b);
+            let y = make(&mut b);
+            let hs = hashes_of(&b, &[x, y]);
+            let s = b.set(false, &[x, y], &hs);
+            let bytes = b.finish(s);
+            let e = Region::new_verified(&bytes).unwrap_err();
+            assert_msg(&e, &["twice"]);
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn keys_nested_too_deeply() {
+    // A tuple key nested deeper than the hash depth limit cannot be verified.
+    let mut b = Builder::new();
+    let mut slot = b.int(0);
+    for _ in 0..(hash::MAX_KEY_DEPTH + 5) {
+        slot = b.seq(true, &[slot]);
+    }
+    let s = b.set(true, &[slot], &[0]);
+    refuse(&finish_fixed(b, s), &["deep"]);
+}
+
+// --------------------------------------------------------- mutation loops
+
+/// Runs every check on one (possibly broken) buffer. Verified regions must
+/// read completely.
+fn exercise(bytes: &[u8]) {
+    let region = match Region::new(bytes) {
+        Ok(r) => r,
+        Err(_) => return,
+    };
+    let verified = bale_core::verify(&region).is_ok();
+    let structural = verify_structure(&region).is_ok();
+    if verified {
+        assert!(structural);
+        if let Err(e) = walk(&region, 1 << 16, true) {
+            panic!("a verified region fails to read: {e}");
+        }
+    } else {
+        let _ = walk(&region, 1 << 16, false);
+    }
+}
+
+fn exercise_reporting(bytes: &[u8], what: &dyn Fn() -> String) {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| exercise(bytes)));
+    if result.is_err() {
+        panic!("panic while reading a mutated region: {}", what());
+    }
+}
+
+/// Every single-byte value at every offset (checksum recomputed so that the
+/// structural checks run).
+fn exhaustive_bytes(base: &[u8]) -> usize {
+    let mut count = 0;
+    let mut b = base.to_vec();
+    for off in 0..base.len() {
+        for v in 0..=255u8 {
+            if v == base[off] {
+                continue;
+            }
+            b[off] = v;
+            if !(OFF_CHECKSUM..OFF_CHECKSUM + 8).contains(&off) {
+                fix_checksum(&mut b);
+            }
+            exercise_reporting(&b, &|| format!("byte {off} set to 0x{v:02x}"));
+            count += 1;
+        }
+        b.copy_from_slice(base);
+    }
+    count
+}
+
+#[test]
+fn every_single_byte_mutation_kitchen_sink() {
+    let base = kitchen_sink();
+    assert!(base.len() < 1200, "keep the exhaustive region small ({} bytes)", base.len());
+    let n = exhaustive_bytes(&base);
+    assert!(n > 100_000);
+}
+
+#[test]
+fn every_single_byte_mutation_indexed_and_shared() {
+    for base in [indexed_dict(), shared_region()] {
+        exhaustive_bytes(&base);
+    }
+}
+
+/// xorshift64*: a small deterministic generator.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545F4914F6CDD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// A plausible-looking slot or header word referring into `len` bytes.
+fn interesting_word(rng: &mut Rng, len: usize) -> u64 {
+    let off = (rng.below(len / 8 + 2) * 8) as u64;
+    match rng.below(12) {
+        0 => rng.next(),
+        1 => off,
+        2 => TAG_STR | (rng.next() & 0x18) | ((rng.below(40) as u64) << 5) | ((off >> 3) << 21),
+        3 => make_seq_slot(if rng.below(2) == 0 { TAG_LIST } else { TAG_TUPLE }, rng.below(8), off as usize),
+        4 => header_word(1 + rng.below(15) as u8, rng.below(20) as u64),
+        5 => header_word(KIND_DICT, off >> 3),
+        6 => header_word(rng.below(256) as u8, rng.next() >> 8),
+        7 => ((rng.below(6) as u64) << 3) | TAG_CONST,
+        8 => make_sstr_slot(&[b'a'; 7][..rng.below(8)]) ^ (rng.next() & 0xFF00_0000_0000_0000),
+        9 => 1u64 << rng.below(64),
+        10 => (rng.next() & !7) | rng.below(8) as u64,
+        _ => rng.next() & 0xFFFF_FFFF,
+    }
+}
+
+fn random_mutations(base: &[u8], seed: u64, rounds: usize) {
+    let mut rng = Rng(seed);
+    for round in 0..rounds {
+        let mut b = base.to_vec();
+        let mut log = Vec::new();
+        let edits = 1 + rng.below(3);
+        for _ in 0..edits {
+            match rng.below(6) {
+                0 => {
+                    let off = rng.below(b.len());
+                    let v = rng.next() as u8;
+                    b[off] = v;
+                    log.push(format!("byte {off}=0x{v:02x}"));
+                }
+                1 | 2 => {
+                    // An aligned word somewhere in the data (or the root slot).
+                    let words = b.len() / 8;
+                    let w = if rng.below(5) == 0 { OFF_ROOT / 8 } else { 8 + rng.below(words - 8) };
+                    let v = interesting_word(&mut rng, b.len());
+                    put(&mut b, w * 8, v);
+                    log.push(format!("word {}=0x{v:016x}", w * 8));
+                }
+                3 => {
+                    // Copy one word over another.
+                    let words = b.len() / 8;
+                    let (from, to) = (8 + rng.below(words - 8), 8 + rng.below(words - 8));
+                    let v = get(&b, from * 8);
+                    put(&mut b, to * 8, v);
+                    log.push(format!("word {} copied to {}", from * 8, to * 8));
+                }
+                4 => {
+                    // Truncate, keeping the header consistent.
+                    let words = b.len() / 8;
+                    let keep = 8 + rng.below(words - 8 + 1);
+                    b.truncate(keep * 8);
+                    fix_len(&mut b);
+                    log.push(format!("truncated to {}", keep * 8));
+                }
+                _ => {
+                    // Append random words.
+                    let extra = 1 + rng.below(4);
+                    for _ in 0..extra {
+                        let v = interesting_word(&mut rng, b.len());
+                        b.extend_from_slice(&v.to_le_bytes());
+                    }
+                    fix_len(&mut b);
+                    log.push(format!("appended {extra} words"));
+                }
+            }
+        }
+        if rng.below(10) != 0 {
+            fix_checksum(&mut b);
+        }
+        exercise_reporting(&b, &|| format!("seed {seed} round {round}: {}", log.join(", ")));
+    }
+}
+
+#[test]
+fn random_mutations_of_sample_regions() {
+    let bases = [kitchen_sink(), indexed_dict(), shared_region()];
+    for (i, base) in bases.iter().enumerate() {
+        random_mutations(base, 0x9E37_79B9_7F4A_7C15 ^ (i as u64 + 1), 15_000);
+    }
+}
+
+#[test]
+fn random_mutations_of_a_larger_region() {
+    // Long strings (> 256 bytes, remembered by the verifier), object-form
+    // strings and a 70000-element list are too big to mutate exhaustively.
+    let mut b = Builder::new();
+    let long = b.str_utf8(&"long string ".repeat(40));
+    let obj = b.str_units(Width::Ascii, &vec![b'o'; 65_536]);
+    let ints: Vec<u64> = (0..70_000).map(|i| if i % 9 == 0 { long } else { b.int(i) }).collect();
+    let big_list = b.seq(false, &ints);
+    let root = b.seq(true, &[long, obj, big_list, long]);
+    let base = b.finish(root);
+    accept(&base);
+    let mut rng = Rng(12345);
+    for round in 0..300 {
+        let mut m = base.clone();
+        let words = m.len() / 8;
+        // Aim at the interesting parts: the tail (list header, root tuple) and the front.
+        let w = if rng.below(2) == 0 { words - 1 - rng.below(12) } else { 8 + rng.below(80) };
+        let v = interesting_word(&mut rng, m.len());
+        put(&mut m, w * 8, v);
+        fix_checksum(&mut m);
+        exercise_reporting(&m, &|| format!("round {round}: word {} = 0x{v:016x}", w * 8));
+    }
+}
