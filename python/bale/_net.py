@@ -10,10 +10,9 @@ allocated.
 
 from __future__ import annotations
 
-import asyncio
-import socket
-
 from bale._bale import HEADER_LEN, FormatError, Region, announced_length, load
+
+# socket and asyncio appear in annotations only: importing bale stays light.
 
 #: Largest region ``recv``/``recv_async`` accept unless told otherwise.
 DEFAULT_MAX_SIZE = 1 << 30
@@ -66,6 +65,8 @@ async def recv_async(
     reader: asyncio.StreamReader, *, verify: bool = True, max_size: int = DEFAULT_MAX_SIZE
 ) -> Region:
     """Read one region from an asyncio stream (see ``recv``)."""
+    import asyncio
+
     try:
         head = await reader.readexactly(HEADER_LEN)
     except asyncio.IncompleteReadError as e:

@@ -13,20 +13,39 @@ Python's resource tracker unlinks the segment for it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from multiprocessing import shared_memory
 
 from bale._bale import Region, load, open as open_region
 
 _SHM_DIR = "/dev/shm"
 
 
-@dataclass(frozen=True)
+def _shared_memory():
+    # Imported on first use: multiprocessing is heavy for programs that never share.
+    from multiprocessing import shared_memory
+
+    return shared_memory
+
+
 class SharedRegion:
     """A handle on a region in shared memory: pickle it to another process."""
 
-    name: str
-    nbytes: int
+    __slots__ = ("name", "nbytes")
+
+    def __init__(self, name: str, nbytes: int) -> None:
+        self.name = name
+        self.nbytes = nbytes
+
+    def __reduce__(self):
+        return (SharedRegion, (self.name, self.nbytes))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SharedRegion) and (self.name, self.nbytes) == (other.name, other.nbytes)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.nbytes))
+
+    def __repr__(self) -> str:
+        return f"SharedRegion(name={self.name!r}, nbytes={self.nbytes})"
 
     def attach(self, *, verify: bool = False) -> Region:
         """A region over the shared segment, without copying (O(1))."""
@@ -34,13 +53,13 @@ class SharedRegion:
         if os.path.isdir(_SHM_DIR):
             return open_region(path, verify=verify)
         # No /dev/shm: map through the standard library (keeps the mapping open).
-        shm = shared_memory.SharedMemory(name=self.name)
+        shm = _shared_memory().SharedMemory(name=self.name)
         return load(shm.buf[: self.nbytes], verify=verify)
 
     def unlink(self) -> None:
         """Remove the segment's name; attached regions keep working."""
         try:
-            shm = shared_memory.SharedMemory(name=self.name)
+            shm = _shared_memory().SharedMemory(name=self.name)
         except FileNotFoundError:
             return
         shm.close()
@@ -55,7 +74,7 @@ class SharedRegion:
 
 def share(region: Region) -> SharedRegion:
     """Copy ``region`` into a new shared-memory segment; returns its handle."""
-    shm = shared_memory.SharedMemory(create=True, size=max(region.nbytes, 1))
+    shm = _shared_memory().SharedMemory(create=True, size=max(region.nbytes, 1))
     try:
         with memoryview(region) as src:
             shm.buf[: region.nbytes] = src

@@ -487,7 +487,7 @@ impl<'a> Reader<'a> {
         };
         let matches = |slot: u64| -> Result<bool> {
             Ok(match probe {
-                Probe::Inline(p) => slot == p,
+                Probe::Inline(p) if slot & TAG_MASK == TAG_SSTR => slot == p,
                 Probe::Short(bits) if slot & TAG_MASK == TAG_STR => {
                     if slot & ((1 << 21) - 1) != bits {
                         return Ok(false);
@@ -496,7 +496,9 @@ impl<'a> Reader<'a> {
                     self.extent(off, units.len(), t.start, "string")?;
                     &self.buf[off..off + units.len()] == units
                 }
-                _ if slot & TAG_MASK == TAG_OBJ => {
+                // Forms a writer may also use: objects for any string, and a
+                // STR slot for a short ASCII one.
+                _ if slot & TAG_MASK == TAG_OBJ || slot & TAG_MASK == TAG_STR => {
                     matches!(self.decode(slot, t.start)?, Value::Str(s) if s.width == width && s.units() == units)
                 }
                 _ => false,

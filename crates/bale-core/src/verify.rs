@@ -152,7 +152,11 @@ impl<'a> Verifier<'a> {
                 TAG_SSTR => {
                     let len = ((s >> 3) & 7) as usize;
                     let b = s.to_le_bytes();
-                    if b[1..1 + len].iter().any(|&c| c >= 0x80) || b[1 + len..].iter().any(|&c| c != 0) {
+                    // Bits 6..7 of byte 0 are padding too (equal strings have equal slots).
+                    if b[0] & 0xC0 != 0
+                        || b[1..1 + len].iter().any(|&c| c >= 0x80)
+                        || b[1 + len..].iter().any(|&c| c != 0)
+                    {
                         return Err(FormatError::new(format!("inline string slot 0x{s:016x} is malformed")));
                     }
                 }
@@ -169,12 +173,14 @@ impl<'a> Verifier<'a> {
         let width = Width::from_code(s >> 3);
         let n = ((s >> 5) & 0xFFFF) as usize;
         let bytes = n * width.unit();
-        if bytes > RECHECK_STR_BYTES && !self.long_strings.insert(s) {
-            return Ok(());
-        }
         let off = ((s >> 21) << 3) as usize;
+        // Placement is checked at every reference (each has its own limit),
+        // the content of a long string only once.
         if off < HEADER_LEN || off + bytes > limit {
             self.r.decode(s, limit)?;
+        }
+        if bytes > RECHECK_STR_BYTES && !self.long_strings.insert(s) {
+            return Ok(());
         }
         let units = &self.r.buf()[off..off + bytes];
         crate::reader::check_units(width, units, off)?;
@@ -195,11 +201,17 @@ impl<'a> Verifier<'a> {
         }
         if tag == TAG_SSTR {
             let n = ((slot >> 3) & 7) as usize;
-            if slot.to_le_bytes()[1 + n..].iter().any(|&b| b != 0) {
+            if slot & 0xC0 != 0 || slot.to_le_bytes()[1 + n..].iter().any(|&b| b != 0) {
                 return Err(FormatError::new(format!("inline string slot 0x{slot:016x} has non-zero padding")));
             }
         }
         let value = self.r.decode(slot, limit)?;
+        if tag == TAG_OBJ
+            && matches!(value, Value::Int(_) | Value::Float(_) | Value::Complex(..))
+            && self.r.word(slot as usize)? >> 8 != 0
+        {
+            return Err(FormatError::at(slot as usize, "number object has a non-zero length field"));
+        }
         match value {
             Value::Str(s) => {
                 if tag == TAG_OBJ && s.len * s.width.unit() > RECHECK_STR_BYTES && self.objects.test_and_set(slot as usize / 8) {

@@ -493,3 +493,82 @@ fn hashing_is_stable_across_regions_and_offsets() {
     assert_eq!(h(&ra, va[0]), h(&rc, vc[0]));
     assert!(values_eq(&ra, va[0], &rc, vc[0]).unwrap());
 }
+
+#[test]
+fn find_str_and_lookup_str_accept_every_string_form() {
+    // FORMAT.md lets a writer store any string as an object, and does not
+    // require short ASCII strings inline: keys in those forms are still found.
+    fn obj_words(kind: u8, units: &[u8], n: usize) -> Vec<u64> {
+        let mut w = vec![header_word(kind, n as u64)];
+        let mut p = units.to_vec();
+        p.resize(pad8(p.len()), 0);
+        w.extend(p.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())));
+        w
+    }
+    for extra_keys in [0usize, 10] {
+        // Body: "abc" as a STR slot payload, "xy" as a STR_ASCII object, "é" as a STR_LATIN1 object.
+        let mut body: Vec<u64> = vec![u64::from_le_bytes(*b"abc\0\0\0\0\0")];
+        let abc_slot = make_str_slot(Width::Ascii, 3, 64);
+        let xy_off = 64 + 8 * body.len();
+        body.extend(obj_words(KIND_STR_ASCII, b"xy", 2));
+        let e_off = 64 + 8 * body.len();
+        body.extend(obj_words(KIND_STR_LATIN1, &[0xE9], 1));
+        let mut keys = vec![abc_slot, xy_off as u64, e_off as u64, make_sstr_slot(b"inl")];
+        let mut hashes = vec![
+            hash::hash_str_units(b"abc"),
+            hash::hash_str_units(b"xy"),
+            hash::hash_str_units(&[0xE9]),
+            hash::hash_str_units(b"inl"),
+        ];
+        for i in 0..extra_keys {
+            keys.push(make_int_slot(i as i64).unwrap());
+            hashes.push(hash::hash_i64(i as i64));
+        }
+        let n = keys.len();
+        let cap = index_cap(n);
+        let shape_off = 64 + 8 * body.len();
+        body.push(header_word(KIND_SHAPE, n as u64));
+        body.extend(&keys);
+        if cap > 0 {
+            let mut table = vec![0u32; cap];
+            for (i, &h) in hashes.iter().enumerate() {
+                let mut p = (h as usize) & (cap - 1);
+                while table[p] != 0 {
+                    p = (p + 1) & (cap - 1);
+                }
+                table[p] = i as u32 + 1;
+            }
+            body.extend(table.chunks(2).map(|c| c[0] as u64 | (c[1] as u64) << 32));
+        }
+        let dict_off = 64 + 8 * body.len();
+        body.push(header_word(KIND_DICT, (shape_off >> 3) as u64));
+        body.extend((0..n).map(|i| make_int_slot(100 + i as i64).unwrap()));
+        let mut bytes = vec![0u8; 64];
+        for w in &body {
+            bytes.extend_from_slice(&w.to_le_bytes());
+        }
+        bytes[0..8].copy_from_slice(&MAGIC);
+        bytes[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        bytes[12..16].copy_from_slice(&BYTE_ORDER_MARK.to_le_bytes());
+        let total = bytes.len() as u64;
+        bytes[16..24].copy_from_slice(&total.to_le_bytes());
+        bytes[24..32].copy_from_slice(&(dict_off as u64).to_le_bytes());
+        let sum = bale_core::compute_checksum(&bytes);
+        bytes[32..40].copy_from_slice(&sum.to_le_bytes());
+
+        let region = Region::new_verified(&bytes).unwrap();
+        let r = region.reader;
+        let d = match region.root().unwrap() {
+            Value::Dict(d) => d,
+            other => panic!("{other:?}"),
+        };
+        for (i, key) in ["abc", "xy", "é", "inl"].iter().enumerate() {
+            assert!(matches!(lookup_str(&r, d, key).unwrap(), Some(Value::Int(v)) if v == 100 + i as i64), "{key}");
+            let units: Vec<u8> = key.chars().map(|c| c as u8).collect();
+            let w = if key.is_ascii() { Width::Ascii } else { Width::Latin1 };
+            assert_eq!(r.find_str(d.shape, w, &units).unwrap(), Some(i), "find_str {key} with {extra_keys} extra keys");
+        }
+        assert_eq!(r.find_str(d.shape, Width::Ascii, b"ab").unwrap(), None);
+        assert!(lookup_str(&r, d, "inl ").unwrap().is_none());
+    }
+}

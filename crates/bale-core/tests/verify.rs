@@ -567,7 +567,8 @@ fn out_of_range_offsets() {
     }
     // An object whose header fits but whose payload runs past the end.
     refuse(&raw_region(&[header_word(KIND_COMPLEX, 0), 0], 64, 0), &["before"]);
-    refuse(&raw_region(&[header_word(KIND_BYTES, 100), 0], 64, 0), &["before"]);
+    refuse(&raw_region(&[header_word(KIND_BYTES, 12), 0], 64, 0), &["before"]);
+    refuse(&raw_region(&[header_word(KIND_BYTES, 100), 0], 64, 0), &["length"]);
     refuse(&raw_region(&[header_word(KIND_BYTES, MAX_OBJ_LEN), 0], 64, 0), &["length"]);
     refuse(&raw_region(&[header_word(KIND_STR_UCS4, 5), 0, 0], 64, 0), &["before"]);
     refuse(&raw_region(&[header_word(KIND_LIST, 3), 1, 1], 64, 0), &["before"]);
@@ -640,6 +641,11 @@ fn sstr_non_ascii_and_padding() {
         let padded = good | (0x61u64 << (8 * byte));
         refuse(&raw_region(&[padded], in_list, 0), &["inline string"]);
         refuse(&raw_region(&[], padded, 0), &["padding"]);
+    }
+    // Bits 6..7 of the first byte are padding as well.
+    for bits in [0x40u64, 0x80, 0xC0] {
+        refuse(&raw_region(&[good | bits], in_list, 0), &["inline string"]);
+        refuse(&raw_region(&[], good | bits, 0), &["padding"]);
     }
     // Length 0 with a stray byte.
     let e = make_sstr_slot(b"") | (0x20 << 8);
@@ -1355,7 +1361,8 @@ fn random_mutations(base: &[u8], seed: u64, rounds: usize) {
         let mut log = Vec::new();
         let edits = 1 + rng.below(3);
         for _ in 0..edits {
-            match rng.below(6) {
+            let op = if b.len() / 8 <= 8 { 5 } else { rng.below(6) };
+            match op {
                 0 => {
                     let off = rng.below(b.len());
                     let v = rng.next() as u8;

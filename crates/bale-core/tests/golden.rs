@@ -1,0 +1,651 @@
+//! Golden vectors: `tests/vectors/NAME.bale` pin the bytes of format version 1.
+//!
+//! Each vector is a Python value, described here once (as `Py`), written
+//! with `Builder` in the order the Python compactor uses (children first,
+//! elements in order; for a dict its keys, then its shape, then its values,
+//! then the dict; strings written where first met and reused after).
+//!
+//! The files, `vectors.json` (names and Python literals, for the Python test
+//! suite) and `README.md` are produced by
+//!
+//! ```text
+//! cargo test -p bale-core --test golden -- --ignored regenerate
+//! ```
+//!
+//! and the ordinary tests check that the files still match, byte for byte.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use bale_core::format::*;
+use bale_core::hash::{self, TupleHasher};
+use bale_core::{Builder, Reader, Region, Value};
+
+/// A Python value.
+#[derive(Clone, Debug)]
+enum Py {
+    None,
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+    Complex(f64, f64),
+    Str(Vec<u32>),
+    Bytes(Vec<u8>),
+    List(Vec<Py>),
+    Tuple(Vec<Py>),
+    Dict(Vec<(Py, Py)>),
+    Set(Vec<Py>),
+    FrozenSet(Vec<Py>),
+}
+
+fn s(x: &str) -> Py {
+    Py::Str(x.chars().map(|c| c as u32).collect())
+}
+fn i(x: i128) -> Py {
+    Py::Int(x)
+}
+fn f(x: f64) -> Py {
+    Py::Float(x)
+}
+fn list(v: Vec<Py>) -> Py {
+    Py::List(v)
+}
+fn tuple(v: Vec<Py>) -> Py {
+    Py::Tuple(v)
+}
+fn dict(v: Vec<(Py, Py)>) -> Py {
+    Py::Dict(v)
+}
+
+/// The vectors: (name, value). Set elements are small non-negative ints
+/// (or single elements), listed in the order CPython iterates them.
+fn vectors() -> Vec<(&'static str, Py)> {
+    vec![
+        ("none", Py::None),
+        ("constants", list(vec![Py::None, Py::Bool(true), Py::Bool(false)])),
+        (
+            "ints",
+            list(vec![
+                i(0),
+                i(1),
+                i(-1),
+                i(7),
+                i((1 << 60) - 1),
+                i(-(1 << 60)),
+                i(1 << 60),
+                i(-(1 << 60) - 1),
+                i(i64::MAX as i128),
+                i(i64::MIN as i128),
+            ]),
+        ),
+        (
+            "bigints",
+            list(vec![
+                i(1 << 63),
+                i(-(1 << 63) - 1),
+                i(1 << 64),
+                i(-(1 << 100)),
+                i((1 << 120) + 12345),
+                i(i128::MIN),
+            ]),
+        ),
+        (
+            "floats",
+            list(vec![
+                f(0.0),
+                f(-0.0),
+                f(1.5),
+                f(-2.25),
+                f(0.1),
+                f(1e300),
+                f(5e-324),
+                f(f64::INFINITY),
+                f(f64::NEG_INFINITY),
+                f(f64::NAN),
+            ]),
+        ),
+        (
+            "complex",
+            list(vec![
+                Py::Complex(1.5, -2.0),
+                Py::Complex(0.0, 1.0),
+                Py::Complex(-0.0, -0.0),
+                Py::Complex(f64::INFINITY, f64::NAN),
+            ]),
+        ),
+        (
+            "strings",
+            list(vec![
+                s(""),
+                s("a"),
+                s("abcdefg"),
+                s("abcdefgh"),
+                s("hello, world"),
+                s("caf\u{e9}"),
+                s("\u{ff}"),
+                s("\u{20ac}99"),
+                s("\u{65e5}\u{672c}\u{8a9e}"),
+                Py::Str(vec![0xD800]),
+                s("\u{1F600} smile"),
+                s("tab\there \"quoted\" \\"),
+            ]),
+        ),
+        (
+            "bytes",
+            list(vec![
+                Py::Bytes(vec![]),
+                Py::Bytes(vec![0, 0xFF]),
+                Py::Bytes(b"hello bytes!".to_vec()),
+                Py::Bytes(b"exactly8".to_vec()),
+            ]),
+        ),
+        (
+            "nested",
+            list(vec![
+                list(vec![i(1), list(vec![i(2), list(vec![i(3), list(vec![])])])]),
+                tuple(vec![i(1), tuple(vec![f(2.5), tuple(vec![])]), s("x")]),
+                tuple(vec![]),
+                list(vec![list(vec![list(vec![])])]),
+                tuple(vec![s("one")]),
+            ]),
+        ),
+        ("deep", (0..20).fold(Py::None, |inner, _| list(vec![inner]))),
+        // The example of FORMAT.md.
+        ("dict_small", dict(vec![(s("a"), list(vec![i(1), s("hello world")])), (s("b"), Py::None)])),
+        (
+            "dict_large",
+            dict(
+                (0..12)
+                    .map(|k| {
+                        let v = match k % 4 {
+                            0 => i(k),
+                            1 => f(k as f64 + 0.5),
+                            2 => s(&format!("value {k}")),
+                            _ => Py::None,
+                        };
+                        (s(&format!("k{k}")), v)
+                    })
+                    .collect(),
+            ),
+        ),
+        (
+            "dict_keys",
+            dict(vec![
+                (i(1), s("one")),
+                (f(2.5), s("two and a half")),
+                (Py::None, i(0)),
+                (tuple(vec![i(1), s("x")]), list(vec![])),
+                (Py::Bytes(b"k".to_vec()), Py::Bool(true)),
+                (s("\u{e9}t\u{e9}"), i(1)),
+                (Py::Bool(false), s("f")),
+            ]),
+        ),
+        (
+            "nested_dicts",
+            dict(vec![
+                (s("p"), dict(vec![(s("x"), i(1)), (s("y"), i(2))])),
+                (s("q"), dict(vec![(s("y"), i(3)), (s("x"), i(4))])),
+                (s("r"), dict(vec![(s("x"), i(5)), (s("y"), i(6))])),
+            ]),
+        ),
+        (
+            "records",
+            list(vec![
+                dict(vec![(s("id"), i(1)), (s("name"), s("alice")), (s("score"), f(9.5))]),
+                dict(vec![(s("id"), i(2)), (s("name"), s("bob")), (s("score"), f(7.25))]),
+                dict(vec![(s("id"), i(3)), (s("name"), s("carol")), (s("score"), f(8.0))]),
+            ]),
+        ),
+        ("set_small", Py::Set(vec![i(1), i(2), i(3)])),
+        ("set_large", Py::Set((0..12).map(i).collect())),
+        (
+            "frozensets",
+            list(vec![
+                Py::FrozenSet(vec![i(1), i(2), i(3)]),
+                Py::FrozenSet(vec![]),
+                Py::Set(vec![tuple(vec![i(1), s("a")])]),
+                Py::Set(vec![Py::FrozenSet(vec![i(4)])]),
+                Py::FrozenSet((0..10).map(|k| i(k * 3)).collect()),
+            ]),
+        ),
+        (
+            "empty",
+            list(vec![
+                list(vec![]),
+                tuple(vec![]),
+                dict(vec![]),
+                Py::Set(vec![]),
+                Py::FrozenSet(vec![]),
+                s(""),
+                Py::Bytes(vec![]),
+            ]),
+        ),
+    ]
+}
+
+// ------------------------------------------------------------ Python text
+
+fn py_float(x: f64) -> String {
+    if x.is_nan() {
+        "nan".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "inf".into() } else { "-inf".into() }
+    } else {
+        format!("{x:?}")
+    }
+}
+
+fn py_str(cps: &[u32]) -> String {
+    let mut out = String::from("\"");
+    for &c in cps {
+        match c {
+            0x5C => out.push_str("\\\\"),
+            0x22 => out.push_str("\\\""),
+            0x09 => out.push_str("\\t"),
+            0x0A => out.push_str("\\n"),
+            0x20..=0x7E => out.push(char::from_u32(c).unwrap()),
+            0..=0xFF => out.push_str(&format!("\\x{c:02x}")),
+            0x100..=0xFFFF => out.push_str(&format!("\\u{c:04x}")),
+            _ => out.push_str(&format!("\\U{c:08x}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn py_bytes(b: &[u8]) -> String {
+    let mut out = String::from("b\"");
+    for &c in b {
+        match c {
+            b'\\' => out.push_str("\\\\"),
+            b'"' => out.push_str("\\\""),
+            0x20..=0x7E => out.push(c as char),
+            _ => out.push_str(&format!("\\x{c:02x}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn join(v: &[Py]) -> String {
+    v.iter().map(py).collect::<Vec<_>>().join(", ")
+}
+
+/// A Python expression for the value (`inf` and `nan` are `math.inf`, `math.nan`).
+fn py(v: &Py) -> String {
+    match v {
+        Py::None => "None".into(),
+        Py::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Py::Int(x) => x.to_string(),
+        Py::Float(x) => py_float(*x),
+        Py::Complex(re, im) => format!("complex({}, {})", py_float(*re), py_float(*im)),
+        Py::Str(cps) => py_str(cps),
+        Py::Bytes(b) => py_bytes(b),
+        Py::List(v) => format!("[{}]", join(v)),
+        Py::Tuple(v) if v.len() == 1 => format!("({},)", py(&v[0])),
+        Py::Tuple(v) => format!("({})", join(v)),
+        Py::Dict(kv) => {
+            format!("{{{}}}", kv.iter().map(|(k, v)| format!("{}: {}", py(k), py(v))).collect::<Vec<_>>().join(", "))
+        }
+        Py::Set(v) if v.is_empty() => "set()".into(),
+        Py::Set(v) => format!("{{{}}}", join(v)),
+        Py::FrozenSet(v) if v.is_empty() => "frozenset()".into(),
+        Py::FrozenSet(v) => format!("frozenset({{{}}})", join(v)),
+    }
+}
+
+// --------------------------------------------------------------- writing
+
+/// Code points to (canonical width, code units), as CPython stores them.
+fn units_of(cps: &[u32]) -> (Width, Vec<u8>) {
+    let max = cps.iter().copied().max().unwrap_or(0);
+    if max < 0x80 {
+        (Width::Ascii, cps.iter().map(|&c| c as u8).collect())
+    } else if max < 0x100 {
+        (Width::Latin1, cps.iter().map(|&c| c as u8).collect())
+    } else if max < 0x10000 {
+        (Width::Ucs2, cps.iter().flat_map(|&c| (c as u16).to_le_bytes()).collect())
+    } else {
+        (Width::Ucs4, cps.iter().flat_map(|&c| c.to_le_bytes()).collect())
+    }
+}
+
+fn int_le(x: i128) -> Vec<u8> {
+    let mut b = x.to_le_bytes().to_vec();
+    hash::minimize_twos_complement(&mut b);
+    b
+}
+
+/// Writes values the way the Python compactor does.
+struct Writer {
+    b: Builder,
+    strings: HashMap<Vec<u32>, u64>,
+    shapes: HashMap<String, u64>,
+}
+
+impl Writer {
+    fn new() -> Writer {
+        Writer { b: Builder::new(), strings: HashMap::new(), shapes: HashMap::new() }
+    }
+
+    fn str_slot(&mut self, cps: &[u32]) -> u64 {
+        let (w, units) = units_of(cps);
+        if w == Width::Ascii && cps.len() <= SSTR_MAX {
+            return make_sstr_slot(&units);
+        }
+        if let Some(&slot) = self.strings.get(cps) {
+            return slot;
+        }
+        let slot = self.b.str_units(w, &units);
+        self.strings.insert(cps.to_vec(), slot);
+        slot
+    }
+
+    fn int_slot(&mut self, x: i128) -> (u64, u64) {
+        match i64::try_from(x) {
+            Ok(v) => (self.b.int(v), hash::hash_i64(v)),
+            Err(_) => {
+                let le = int_le(x);
+                (self.b.int_bytes(&le), hash::hash_bigint(&le))
+            }
+        }
+    }
+
+    fn value(&mut self, v: &Py) -> u64 {
+        match v {
+            Py::List(items) | Py::Tuple(items) => {
+                let slots: Vec<u64> = items.iter().map(|x| self.value(x)).collect();
+                self.b.seq(matches!(v, Py::Tuple(_)), &slots)
+            }
+            Py::Dict(kv) => {
+                let cache_key: String = kv.iter().map(|(k, _)| py(k)).collect::<Vec<_>>().join("\u{0}");
+                let shape = match self.shapes.get(&cache_key) {
+                    Some(&shape) => shape,
+                    None => {
+                        let (slots, hashes): (Vec<u64>, Vec<u64>) = kv.iter().map(|(k, _)| self.key(k)).unzip();
+                        let shape = self.b.shape(&slots, &hashes);
+                        if kv.len() <= 64 {
+                            self.shapes.insert(cache_key, shape);
+                        }
+                        shape
+                    }
+                };
+                let vals: Vec<u64> = kv.iter().map(|(_, x)| self.value(x)).collect();
+                self.b.dict(shape, &vals)
+            }
+            Py::Set(items) => {
+                let (slots, hashes): (Vec<u64>, Vec<u64>) = items.iter().map(|x| self.key(x)).unzip();
+                self.b.set(false, &slots, &hashes)
+            }
+            other => self.key(other).0,
+        }
+    }
+
+    /// Slot and key hash of a hashable value.
+    fn key(&mut self, v: &Py) -> (u64, u64) {
+        match v {
+            Py::None => (SLOT_NONE, hash::mix(hash::SEED_NONE)),
+            Py::Bool(b) => (if *b { SLOT_TRUE } else { SLOT_FALSE }, hash::hash_i64(*b as i64)),
+            Py::Int(x) => self.int_slot(*x),
+            Py::Float(x) => (self.b.float(*x), hash::hash_f64(*x)),
+            Py::Complex(re, im) => (self.b.complex(*re, *im), hash::hash_complex(*re, *im)),
+            Py::Str(cps) => {
+                let h = hash::hash_str_units(&units_of(cps).1);
+                (self.str_slot(cps), h)
+            }
+            Py::Bytes(b) => (self.b.bytes_obj(b), hash::hash_bytes(b)),
+            Py::Tuple(items) => {
+                let mut th = TupleHasher::new();
+                let mut slots = Vec::new();
+                for x in items {
+                    let (slot, h) = self.key(x);
+                    slots.push(slot);
+                    th.add(h);
+                }
+                (self.b.seq(true, &slots), th.finish(items.len()))
+            }
+            Py::FrozenSet(items) => {
+                let (slots, hashes): (Vec<u64>, Vec<u64>) = items.iter().map(|x| self.key(x)).unzip();
+                let sum = hashes.iter().fold(0u64, |acc, &h| acc.wrapping_add(hash::mix(h)));
+                (self.b.set(true, &slots, &hashes), hash::frozenset_hash(sum, items.len()))
+            }
+            Py::List(_) | Py::Dict(_) | Py::Set(_) => panic!("unhashable key {v:?}"),
+        }
+    }
+}
+
+fn build(v: &Py) -> Vec<u8> {
+    let mut w = Writer::new();
+    let root = w.value(v);
+    w.b.finish(root)
+}
+
+// ------------------------------------------------------------- checking
+
+/// The stored value is exactly `want` (same types, floats by bit pattern).
+fn check(r: &Reader<'_>, got: Value<'_>, want: &Py, path: &str) {
+    match (want, got) {
+        (Py::None, Value::None) => {}
+        (Py::Bool(a), Value::Bool(b)) => assert_eq!(*a, b, "{path}"),
+        (Py::Int(a), Value::Int(b)) => assert_eq!(*a, b as i128, "{path}"),
+        (Py::Int(a), Value::BigInt(b)) => {
+            assert!(i64::try_from(*a).is_err(), "{path}: a BigInt must be outside i64");
+            assert_eq!(int_le(*a), b, "{path}");
+        }
+        (Py::Float(a), Value::Float(b)) => assert_eq!(a.to_bits(), b.to_bits(), "{path}"),
+        (Py::Complex(a, b), Value::Complex(c, d)) => {
+            assert_eq!((a.to_bits(), b.to_bits()), (c.to_bits(), d.to_bits()), "{path}")
+        }
+        (Py::Str(cps), Value::Str(st)) => {
+            let (w, units) = units_of(cps);
+            assert_eq!(st.width, w, "{path}");
+            assert_eq!(st.len, cps.len(), "{path}");
+            assert_eq!(st.units(), &units[..], "{path}");
+        }
+        (Py::Bytes(a), Value::Bytes(b)) => assert_eq!(&a[..], b, "{path}"),
+        (Py::List(items), Value::List(seq)) | (Py::Tuple(items), Value::Tuple(seq)) => {
+            assert_eq!(seq.len, items.len(), "{path}");
+            for (k, x) in items.iter().enumerate() {
+                check(r, r.seq_item(seq, k).unwrap(), x, &format!("{path}[{k}]"));
+            }
+        }
+        (Py::Dict(kv), Value::Dict(d)) => {
+            assert_eq!(d.len, kv.len(), "{path}");
+            for (k, (kw, vw)) in kv.iter().enumerate() {
+                check(r, r.dict_key(d, k).unwrap(), kw, &format!("{path}.key{k}"));
+                check(r, r.dict_value(d, k).unwrap(), vw, &format!("{path}[{}]", py(kw)));
+            }
+        }
+        (Py::Set(items), Value::Set(t)) | (Py::FrozenSet(items), Value::FrozenSet(t)) => {
+            assert_eq!(t.len, items.len(), "{path}");
+            for (k, x) in items.iter().enumerate() {
+                check(r, r.table_item(t, k).unwrap(), x, &format!("{path}{{{k}}}"));
+            }
+        }
+        (want, got) => panic!("{path}: expected {}, found {got:?}", py(want)),
+    }
+}
+
+// ---------------------------------------------------------------- files
+
+fn vectors_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors")
+}
+
+fn json_escape(x: &str) -> String {
+    let mut out = String::new();
+    for c in x.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 || (c as u32) > 0x7E => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn vectors_json() -> String {
+    let entries: Vec<String> = vectors()
+        .iter()
+        .map(|(name, v)| format!("  {{\"name\": \"{}\", \"python\": \"{}\"}}", name, json_escape(&py(v))))
+        .collect();
+    format!("[\n{}\n]\n", entries.join(",\n"))
+}
+
+fn readme() -> String {
+    let mut out = String::from(
+        "# Golden vectors\n\
+         \n\
+         Each `NAME.bale` file is a complete region (format version 1, see\n\
+         `docs/FORMAT.md`) holding one Python value. They pin the byte format: any\n\
+         writer given the same value in the same order must produce exactly these\n\
+         bytes, and any reader must read them back as that value.\n\
+         \n\
+         **How they were produced.** The values are described once in\n\
+         `crates/bale-core/tests/golden.rs` and written with the core crate's\n\
+         `Builder`, in the order the Python compactor uses: children before their\n\
+         container, elements in order; for a dict its keys (each key's slot, in\n\
+         order), then its shape, then its values in order, then the dict; a dict\n\
+         whose key sequence was met before reuses that shape; a string is written\n\
+         where it is first met and referenced again after. Regenerate with\n\
+         \n\
+         ```\n\
+         cargo test -p bale-core --test golden -- --ignored regenerate\n\
+         ```\n\
+         \n\
+         `cargo test -p bale-core --test golden` checks that the files, this README\n\
+         and `vectors.json` still match the generator, byte for byte, and decodes\n\
+         every file. `vectors.json` lists each vector's name and its value as a\n\
+         Python expression, evaluated by `tests/test_golden.py` with `inf` and `nan`\n\
+         bound to `math.inf` and `math.nan`; `bale.compact(value)` must give the\n\
+         file's bytes. Set elements are small non-negative ints (or a single\n\
+         element), so CPython iterates them in the order written here.\n\
+         \n\
+         Print any of them with\n\
+         `cargo run -p bale-core --example read_region -- tests/vectors/NAME.bale`.\n\
+         \n\
+         | file | bytes | Python value |\n\
+         | --- | --- | --- |\n",
+    );
+    for (name, v) in vectors() {
+        let size = build(&v).len();
+        out.push_str(&format!("| `{name}.bale` | {size} | `{}` |\n", py(&v).replace('|', "\\|")));
+    }
+    out
+}
+
+#[test]
+#[ignore]
+fn regenerate_golden_vectors() {
+    let dir = vectors_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, v) in vectors() {
+        std::fs::write(dir.join(format!("{name}.bale")), build(&v)).unwrap();
+    }
+    std::fs::write(dir.join("vectors.json"), vectors_json()).unwrap();
+    std::fs::write(dir.join("README.md"), readme()).unwrap();
+}
+
+#[test]
+fn golden_vectors_match_the_builder() {
+    for (name, v) in vectors() {
+        let path = vectors_dir().join(format!("{name}.bale"));
+        let file = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (regenerate the vectors, see tests/vectors/README.md)", path.display()));
+        assert!(file.len() < 1024, "{name} is {} bytes: keep vectors small", file.len());
+        assert!(build(&v) == file, "{name}.bale differs from what the Builder writes for {}", py(&v));
+    }
+}
+
+#[test]
+fn golden_vectors_read_back() {
+    for (name, v) in vectors() {
+        let file = std::fs::read(vectors_dir().join(format!("{name}.bale"))).unwrap();
+        let region = Region::new_verified(&file).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(region.header.flags, 0);
+        check(&region.reader, region.root().unwrap(), &v, name);
+    }
+}
+
+#[test]
+fn manifest_and_readme_are_current() {
+    let json = std::fs::read_to_string(vectors_dir().join("vectors.json")).unwrap();
+    assert_eq!(json, vectors_json(), "tests/vectors/vectors.json is stale");
+    let md = std::fs::read_to_string(vectors_dir().join("README.md")).unwrap();
+    assert_eq!(md, readme(), "tests/vectors/README.md is stale");
+    // Exactly the listed vectors are in the directory.
+    let mut files: Vec<String> = std::fs::read_dir(vectors_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".bale"))
+        .collect();
+    files.sort();
+    let mut names: Vec<String> = vectors().iter().map(|(n, _)| format!("{n}.bale")).collect();
+    names.sort();
+    assert_eq!(files, names);
+}
+
+#[test]
+fn sets_in_vectors_are_in_cpython_order() {
+    // CPython iterates a set of small non-negative ints in increasing order;
+    // other elements only appear alone.
+    fn walk(v: &Py) {
+        match v {
+            Py::Set(items) | Py::FrozenSet(items) => {
+                if items.len() > 1 {
+                    let ints: Vec<i128> = items
+                        .iter()
+                        .map(|x| match x {
+                            Py::Int(k) if (0..256).contains(k) => *k,
+                            other => panic!("set element {other:?} with siblings"),
+                        })
+                        .collect();
+                    assert!(ints.windows(2).all(|w| w[0] < w[1]), "{ints:?}");
+                }
+                items.iter().for_each(walk);
+            }
+            Py::List(items) | Py::Tuple(items) => items.iter().for_each(walk),
+            Py::Dict(kv) => kv.iter().for_each(|(k, v)| {
+                walk(k);
+                walk(v)
+            }),
+            _ => {}
+        }
+    }
+    for (_, v) in vectors() {
+        walk(&v);
+    }
+}
+
+/// The hex dump of FORMAT.md's example is the `dict_small` vector.
+#[test]
+fn format_md_example_is_dict_small() {
+    let doc = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/FORMAT.md")).unwrap();
+    let start = doc.find("## Example").expect("FORMAT.md has an example");
+    let mut dump = vec![None; 0x90];
+    let mut lines_seen = 0;
+    for line in doc[start..].lines() {
+        let mut parts = line.split_whitespace();
+        let Some(off) = parts.next().filter(|p| p.len() == 3).and_then(|p| usize::from_str_radix(p, 16).ok()) else {
+            continue;
+        };
+        let bytes: Vec<u8> = parts.take(8).map_while(|p| u8::from_str_radix(p, 16).ok().filter(|_| p.len() == 2)).collect();
+        if bytes.len() == 8 {
+            for (k, b) in bytes.into_iter().enumerate() {
+                dump[off + k] = Some(b);
+            }
+            lines_seen += 1;
+        }
+    }
+    assert!(lines_seen >= 15, "parsed {lines_seen} lines of the example");
+    let (_, v) = vectors().into_iter().find(|(n, _)| *n == "dict_small").unwrap();
+    let built = build(&v);
+    assert_eq!(built.len(), 0x90);
+    for (off, want) in dump.iter().enumerate() {
+        match want {
+            Some(b) => assert_eq!(built[off], *b, "byte 0x{off:02x} of the FORMAT.md example"),
+            None => assert!((0x28..0x40).contains(&off) && built[off] == 0, "byte 0x{off:02x} not in the dump"),
+        }
+    }
+}
