@@ -1,13 +1,24 @@
-"""Foundation benchmark: bale against pickle and msgspec in the same run.
+"""Foundation benchmark: bale against pickle and msgspec, in the same run.
 
-    python benchmarks/bench_foundation.py [--quick]
+    python benchmarks/bench_foundation.py [--quick] [--no-report]
 
-Measures compaction (tweet-like records and a binary tree of 2-tuples), O(1)
-load of a ~100 MB region, point access and full scan against native objects,
-gc.collect() with the data alive, region size, verification speed and thaw,
-and writes the table to benchmarks/REPORT.md (section "Foundation").
-Figures are best-of-N wall times on this machine; ratios are against
-baselines measured in the same run.
+Measures, each against a baseline taken in the same process and run:
+
+- compaction of 1M tweet-like records and of a 2^20-leaf binary tree of
+  2-tuples, vs ``pickle.dumps`` (protocol 5) and ``msgspec.msgpack`` encode;
+- ``bale.load`` (and ``bale.open``) of a ~100 MB region, in µs;
+- random point access ``root[k]["user_id"]`` vs native objects, per access;
+- a full scan ``sum(len(t["hashtags"]) for t in data)`` vs native;
+- ``gc.collect()`` with only the region alive vs the native data alive
+  (each in a fresh interpreter holding only that data);
+- region size vs pickle bytes;
+- and, for information, thaw vs ``pickle.loads`` and verification speed.
+
+Each figure is printed with its baseline, the ratio and the target, and the
+whole table is written to benchmarks/REPORT.md (section "Foundation") and
+printed as Markdown. Times are best-of-N wall times (``time.perf_counter``)
+after a ``gc.collect()``; data generation is never timed. ``--quick`` uses
+100k records and a 2^16-leaf tree for a fast check.
 """
 
 from __future__ import annotations
@@ -19,8 +30,10 @@ import pickle
 import platform
 import random
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import msgspec
@@ -29,9 +42,14 @@ import bale
 from bale._datagen import bintree, tweets
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REPORT = os.path.join(HERE, "REPORT.md")
 
 
-def best(f, repeat=5):
+# --- measuring ---------------------------------------------------------------
+
+
+def best(f, repeat: int = 5) -> float:
+    """Best wall time of ``f()`` over ``repeat`` runs, each after a gc.collect()."""
     times = []
     for _ in range(repeat):
         gc.collect()
@@ -41,23 +59,11 @@ def best(f, repeat=5):
     return min(times)
 
 
-def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{platform.system()} {platform.machine()}, {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
-
-
-def per_call(f, number=200, repeat=5):
-    """Best per-call time of ``f`` over ``repeat`` samples of ``number`` calls."""
+def per_call(f, number: int = 1000, repeat: int = 7) -> float:
+    """Best per-call time of ``f()`` over ``repeat`` samples of ``number`` calls."""
     samples = []
     for _ in range(repeat):
+        gc.collect()
         t0 = time.perf_counter()
         for _ in range(number):
             f()
@@ -66,55 +72,127 @@ def per_call(f, number=200, repeat=5):
 
 
 def gc_in_fresh_process(setup: str) -> float:
-    """Best gc.collect() time in a new interpreter after running ``setup``."""
-    prog = setup + (
-        "\nimport gc, time\ngc.collect()\nts = []\n"
-        "for _ in range(5):\n    t0 = time.perf_counter(); gc.collect(); ts.append(time.perf_counter() - t0)\n"
-        "print(min(ts))\n"
+    """Best ``gc.collect()`` time in a new interpreter after running ``setup``."""
+    prog = (
+        setup
+        + "\nimport gc, time\ngc.collect()\nts = []\n"
+        + "for _ in range(5):\n"
+        + "    t0 = time.perf_counter(); gc.collect(); ts.append(time.perf_counter() - t0)\n"
+        + "print(min(ts))\n"
     )
-    out = subprocess.run([sys.executable, "-c", prog], check=True, capture_output=True, text=True)
-    return float(out.stdout.strip())
+    proc = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"child process failed: {proc.stderr.strip()}")
+    return float(proc.stdout.strip())
 
 
-def main() -> None:
+def machine() -> str:
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return (
+        f"{platform.platform()}; {cpu}; {os.cpu_count()} cores; "
+        f"Python {platform.python_version()} ({platform.python_implementation()})"
+    )
+
+
+# --- formatting ----------------------------------------------------------------
+
+
+def fmt_time(s: float) -> str:
+    if s < 1e-6:
+        return f"{s * 1e9:.0f} ns"
+    if s < 1e-3:
+        return f"{s * 1e6:.1f} µs"
+    if s < 1:
+        return f"{s * 1e3:.1f} ms"
+    return f"{s:.2f} s"
+
+
+def fmt_ratio(r: float) -> str:
+    if r < 0.01:
+        return f"{r:.5f}x"
+    return f"{r:.2f}x"
+
+
+class Table:
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str, str, str, str, str]] = []
+
+    def add(self, measure: str, ours: str, base: str, ratio: str, target: str, met: bool | None) -> None:
+        verdict = "-" if met is None else ("yes" if met else "**no**")
+        self.rows.append((measure, ours, base, ratio, target, verdict))
+        word = "" if met is None else ("met" if met else "MISSED")
+        print(f"{measure:55s} {ours:>11s} {base:>11s} {ratio:>10s}  {target:<14s} {word}", flush=True)
+
+    def markdown(self) -> list[str]:
+        lines = [
+            "| measure | bale | baseline | ratio | target | met |",
+            "| --- | ---: | ---: | ---: | --- | --- |",
+        ]
+        lines += [f"| {' | '.join(r)} |" for r in self.rows]
+        return lines
+
+
+# --- the benchmark -------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="100k records and a 2^16-leaf tree")
     ap.add_argument("--no-report", action="store_true", help="do not rewrite benchmarks/REPORT.md")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     n = 100_000 if args.quick else 1_000_000
     depth = 16 if args.quick else 20
-    rows = []  # (measure, bale, baseline, ratio, target, met)
+    big_n = 150_000 if args.quick else 1_200_000  # ~100 MB region (full run)
+    reps = 5 if args.quick else 3
+    table = Table()
+    started = time.perf_counter()
 
-    def row(measure, ours, base, ratio, target, met):
-        rows.append((measure, ours, base, ratio, target, "yes" if met else "**no**"))
-        print(f"{measure:58s} {ours:>12s} {base:>14s} {ratio:>8s}  target {target:<14s} {'met' if met else 'MISSED'}", flush=True)
-
-    print(f"{machine()}\n", flush=True)
+    print(machine(), flush=True)
+    print(f"generating {n:,} records and a 2^{depth}-leaf tree ...", flush=True)
     data = tweets(n)
     tree = bintree(depth)
+    # The inputs live for the whole run: keep them out of the collector's
+    # way so that a gc.collect() before each timing does not rescan them.
+    gc.collect()
+    gc.freeze()
     enc = msgspec.msgpack.Encoder()
+    print(f"{'measure':55s} {'bale':>11s} {'baseline':>11s} {'ratio':>10s}  target", flush=True)
 
-    for label, obj in [(f"{n:,} tweet-like records", data), (f"2^{depth}-leaf bintree", tree)]:
-        t_bale = best(lambda: bale.compact(obj))
-        t_pickle = best(lambda: pickle.dumps(obj, protocol=5))
-        t_msgspec = best(lambda: enc.encode(obj))
-        row(f"compact, {label} (vs pickle.dumps)", f"{t_bale*1e3:.1f} ms", f"{t_pickle*1e3:.1f} ms",
-            f"{t_bale/t_pickle:.2f}x", "<= 0.5x", t_bale / t_pickle <= 0.5)
-        row(f"compact, {label} (vs msgspec encode)", f"{t_bale*1e3:.1f} ms", f"{t_msgspec*1e3:.1f} ms",
-            f"{t_bale/t_msgspec:.2f}x", "(info)", True)
+    # Compaction, size, thaw: records and tree.
+    for label, obj, size_target in [
+        (f"{n:,} tweet-like records", data, True),
+        (f"2^{depth}-leaf tree of 2-tuples", tree, True),
+    ]:
+        t_bale = best(lambda: bale.compact(obj), reps)
+        t_pickle = best(lambda: pickle.dumps(obj, protocol=5), reps)
+        t_msgspec = best(lambda: enc.encode(obj), reps)
+        table.add(f"compact, {label}, vs pickle.dumps", fmt_time(t_bale), fmt_time(t_pickle),
+                  fmt_ratio(t_bale / t_pickle), "<= 0.5x", t_bale / t_pickle <= 0.5)
+        table.add(f"compact, {label}, vs msgspec.msgpack encode", fmt_time(t_bale), fmt_time(t_msgspec),
+                  fmt_ratio(t_bale / t_msgspec), "(info)", None)
         region = bale.compact(obj)
         pickled = pickle.dumps(obj, protocol=5)
-        t_thaw = best(lambda: bale.thaw(region.root), 3)
-        t_loads = best(lambda: pickle.loads(pickled), 3)
-        row(f"thaw, {label} (vs pickle.loads)", f"{t_thaw*1e3:.1f} ms", f"{t_loads*1e3:.1f} ms",
-            f"{t_thaw/t_loads:.2f}x", "(info)", True)
-        row(f"size, {label} (vs pickle bytes)", f"{region.nbytes/1e6:.1f} MB", f"{len(pickled)/1e6:.1f} MB",
-            f"{region.nbytes/len(pickled):.2f}x", "<= 1.5x" if "tweet" in label else "(info)",
-            region.nbytes / len(pickled) <= 1.5 or "tweet" not in label)
+        size_ratio = region.nbytes / len(pickled)
+        table.add(f"size, {label}, vs pickle bytes", f"{region.nbytes / 1e6:.1f} MB", f"{len(pickled) / 1e6:.1f} MB",
+                  fmt_ratio(size_ratio), "<= 1.5x", size_ratio <= 1.5)
+        t_thaw = best(lambda: bale.thaw(region.root), reps)
+        t_loads = best(lambda: pickle.loads(pickled), reps)
+        table.add(f"thaw, {label}, vs pickle.loads", fmt_time(t_thaw), fmt_time(t_loads),
+                  fmt_ratio(t_thaw / t_loads), "(info)", None)
         del region, pickled
 
     region = bale.compact(data)
     root = region.root
+
+    # Random point access, per access (the loop's own cost is in both).
     rng = random.Random(1)
     keys = [rng.randrange(n) for _ in range(200_000)]
 
@@ -124,79 +202,103 @@ def main() -> None:
             s += d[k]["user_id"]
         return s
 
-    assert point(root) == point(data)
+    if point(root) != point(data):
+        raise SystemExit("point access: region and native data disagree")
     t_native = best(lambda: point(data))
     t_view = best(lambda: point(root))
-    row("point access root[k]['user_id'] (vs native)", f"{t_view/len(keys)*1e9:.0f} ns", f"{t_native/len(keys)*1e9:.0f} ns",
-        f"{t_view/t_native:.2f}x", "<= 3x", t_view / t_native <= 3)
+    table.add("point access root[k]['user_id'], vs native", fmt_time(t_view / len(keys)),
+              fmt_time(t_native / len(keys)), fmt_ratio(t_view / t_native), "<= 3x", t_view / t_native <= 3)
 
+    # Full scan.
     def scan(d):
         return sum(len(t["hashtags"]) for t in d)
 
-    assert scan(root) == scan(data)
-    t_native = best(lambda: scan(data))
-    t_view = best(lambda: scan(root))
-    row("full scan sum(len(t['hashtags'])) (vs native)", f"{t_view*1e3:.1f} ms", f"{t_native*1e3:.1f} ms",
-        f"{t_view/t_native:.2f}x", "<= 2.5x", t_view / t_native <= 2.5)
+    if scan(root) != scan(data):
+        raise SystemExit("full scan: region and native data disagree")
+    t_native = best(lambda: scan(data), reps)
+    t_view = best(lambda: scan(root), reps)
+    table.add("full scan sum(len(t['hashtags'])), vs native", fmt_time(t_view), fmt_time(t_native),
+              fmt_ratio(t_view / t_native), "<= 2.5x", t_view / t_native <= 2.5)
 
-    t_verify = best(region.verify, 3)
-    rate = region.nbytes / t_verify / 1e9
-    row("verify (structure + checksum)", f"{rate:.2f} GB/s", "", "", ">= 1 GB/s", rate >= 1.0)
+    # Verification speed (information: O(n), structure and checksum).
+    t_verify = best(region.verify, reps)
+    table.add("Region.verify() (structure + checksum)", f"{region.nbytes / t_verify / 1e9:.2f} GB/s",
+              "", "", "(info)", None)
 
-    # gc.collect() with the data alive, each in a fresh process that holds
-    # only that data: the native records (unpickled) or the region (opened).
-    pkl, reg = os.path.join(HERE, "_work.pkl"), os.path.join(HERE, "_work_gc.bale")
+    work = tempfile.mkdtemp(prefix="bale-bench-")
     try:
+        # gc.collect() with the data alive, each in a fresh interpreter that
+        # holds only that data: the native records (unpickled) or the region
+        # (memory-mapped).
+        pkl, reg = os.path.join(work, "records.pickle"), os.path.join(work, "records.bale")
         with open(pkl, "wb") as f:
             pickle.dump(data, f, protocol=5)
         region.save(reg)
-        t_gc_native = gc_in_fresh_process(f"import pickle\nwith open({pkl!r}, 'rb') as f: d = pickle.load(f)")
-        t_gc_region = gc_in_fresh_process(f"import bale\nd = bale.open({reg!r}).root")
-    finally:
-        for p in (pkl, reg):
-            if os.path.exists(p):
-                os.remove(p)
-    row("gc.collect() with the data alive (vs native), fresh processes", f"{t_gc_region*1e3:.2f} ms",
-        f"{t_gc_native*1e3:.1f} ms", f"{t_gc_region/t_gc_native:.4f}x", "<= 1% (0.01x)", t_gc_region / t_gc_native <= 0.01)
+        t_gc_native = gc_in_fresh_process(f"import pickle\nwith open({pkl!r}, 'rb') as f:\n    d = pickle.load(f)")
+        t_gc_region = gc_in_fresh_process(f"import bale\nr = bale.open({reg!r})\nd = r.root")
+        ratio = t_gc_region / t_gc_native
+        table.add("gc.collect(), region alive vs native data alive", fmt_time(t_gc_region), fmt_time(t_gc_native),
+                  fmt_ratio(ratio), "<= 1% (0.01x)", ratio <= 0.01)
+        os.remove(pkl)
+        os.remove(reg)
+        del root, region
 
-    # O(1) load of a ~100 MB region (bytes in memory), whatever its size.
-    big = bytes(bale.compact(tweets(1_200_000 if not args.quick else 150_000, seed=3)))
-    t_load = per_call(lambda: bale.load(big))
-    row(f"bale.load of a {len(big)/1e6:.0f} MB region", f"{t_load*1e6:.1f} µs", "", "", "< 100 µs", t_load < 100e-6)
-    path = os.path.join(HERE, "_work.bale")
-    try:
+        # O(1) load of a ~100 MB region, from bytes and from a file; the
+        # baseline is pickle.loads of the same records.
+        big_data = tweets(big_n, seed=3)
+        big = bytes(bale.compact(big_data))
+        big_pickled = pickle.dumps(big_data, protocol=5)
+        del big_data
+        gc.collect()
+        mb = f"{len(big) / 1e6:.0f} MB"
+        t_loads = best(lambda: pickle.loads(big_pickled), 2)
+        del big_pickled
+        t_load = per_call(lambda: bale.load(big))
+        table.add(f"bale.load of a {mb} region, vs pickle.loads", fmt_time(t_load), fmt_time(t_loads),
+                  fmt_ratio(t_load / t_loads), "< 100 µs", t_load < 100e-6)
+        path = os.path.join(work, "big.bale")
         bale.load(big).save(path)
         t_open = per_call(lambda: bale.open(path))
-        row(f"bale.open of a {len(big)/1e6:.0f} MB file", f"{t_open*1e6:.1f} µs", "", "", "< 100 µs", t_open < 100e-6)
+        table.add(f"bale.open of a {mb} file, vs pickle.loads", fmt_time(t_open), fmt_time(t_loads),
+                  fmt_ratio(t_open / t_loads), "< 100 µs", t_open < 100e-6)
     finally:
-        if os.path.exists(path):
-            os.remove(path)
+        shutil.rmtree(work, ignore_errors=True)
+        gc.unfreeze()
 
+    elapsed = time.perf_counter() - started
+    section = report_section(table, args.quick, n, depth)
+    print("\n" + section, end="")
     if not args.no_report:
-        write_report(rows, args.quick)
+        write_report(section)
+        print(f"\nwrote {os.path.relpath(REPORT)} ({elapsed:.0f} s)")
+    return 0
 
 
-def write_report(rows, quick: bool) -> None:
+def report_section(table: Table, quick: bool, n: int, depth: int) -> str:
     lines = [
         "## Foundation",
         "",
-        f"`python benchmarks/bench_foundation.py{' --quick' if quick else ''}` on {machine()}.",
-        "Best of several runs; every ratio is against a baseline measured in the same run.",
+        f"`python benchmarks/bench_foundation.py{' --quick' if quick else ''}`"
+        f" ({n:,} records, 2^{depth}-leaf tree), on: {machine()}.",
         "",
-        "| measure | bale | baseline | ratio | target | met |",
-        "| --- | ---: | ---: | ---: | --- | --- |",
+        "Best of several runs, each after `gc.collect()`; every ratio is bale / baseline, with the"
+        " baseline measured in the same run. pickle is protocol 5; msgspec is `msgspec.msgpack.Encoder().encode`."
+        " gc figures come from fresh interpreters holding only that data.",
+        "",
     ]
-    lines += [f"| {' | '.join(r)} |" for r in rows]
-    section = "\n".join(lines) + "\n"
-    report = os.path.join(HERE, "REPORT.md")
-    text = open(report).read() if os.path.exists(report) else "# Benchmark report\n\n"
-    if "## Foundation" in text:
-        text = re.sub(r"## Foundation\n.*?(?=\n## |\Z)", section, text, flags=re.S)
+    lines += table.markdown()
+    return "\n".join(lines) + "\n"
+
+
+def write_report(section: str) -> None:
+    text = open(REPORT, encoding="utf-8").read() if os.path.exists(REPORT) else "# Benchmark report\n"
+    if re.search(r"^## Foundation$", text, flags=re.M):
+        text = re.sub(r"^## Foundation\n.*?(?=^## |\Z)", lambda m: section + "\n", text, flags=re.S | re.M)
+        text = text.rstrip("\n") + "\n"
     else:
         text = text.rstrip("\n") + "\n\n" + section
-    with open(report, "w") as f:
+    with open(REPORT, "w", encoding="utf-8") as f:
         f.write(text)
-    print(f"\nwrote {report}")
 
 
 if __name__ == "__main__":

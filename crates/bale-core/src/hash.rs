@@ -15,8 +15,10 @@ pub const SEED_BYTES: u64 = 0x6279746573;
 pub const SEED_TUPLE: u64 = 0x7475706c65;
 pub const SEED_FROZENSET: u64 = 0x66726f7a656e;
 
-/// Nesting depth beyond which hashing and key comparison give up.
-pub const MAX_KEY_DEPTH: usize = 1000;
+/// Nesting depth of keys (tuples and frozensets inside keys) beyond which
+/// hashing and key comparison give up. Comparing frozensets recurses, so this
+/// bounds the stack they use (well under 1 MB) on any thread.
+pub const MAX_KEY_DEPTH: usize = 100;
 
 #[inline]
 pub fn mix(mut x: u64) -> u64 {

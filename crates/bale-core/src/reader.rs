@@ -164,16 +164,16 @@ pub fn announced_length(head: &[u8]) -> Result<u64> {
     if head.len() < HEADER_LEN {
         return Err(FormatError::new(format!("a region header is {HEADER_LEN} bytes, got {}", head.len())));
     }
+    // Check magic, byte order, version, flags and reserved bytes first, as
+    // if the buffer had exactly the announced length, then the length.
     let total = read_u64(head, OFF_TOTAL_LEN);
-    if total < HEADER_LEN as u64 {
-        return Err(FormatError::at(OFF_TOTAL_LEN, format!("region length {total} is shorter than its header")));
-    }
-    // Check magic, byte order, version, flags and reserved bytes as if the
-    // buffer had the announced length.
     let mut probe = [0u8; HEADER_LEN];
     probe.copy_from_slice(&head[..HEADER_LEN]);
     probe[OFF_TOTAL_LEN..OFF_TOTAL_LEN + 8].copy_from_slice(&(HEADER_LEN as u64).to_le_bytes());
     parse_header(&probe)?;
+    if total < HEADER_LEN as u64 {
+        return Err(FormatError::at(OFF_TOTAL_LEN, format!("region length {total} is shorter than its header")));
+    }
     if total % 8 != 0 {
         return Err(FormatError::at(OFF_TOTAL_LEN, format!("region length {total} is not a multiple of 8")));
     }

@@ -236,7 +236,7 @@ fn floats_bit_exact() {
         f64::from_bits(1), // smallest subnormal
         f64::MAX,
         f64::MIN,
-        9.223372036854775808e18,
+        9223372036854775808.0,
         1e300,
     ];
     let bytes = build(|b| {
@@ -371,7 +371,8 @@ fn sstr_layout() {
 fn long_strings_object_form() {
     // 65535 code points fit a STR slot; 65536 and more need an object.
     let n_cases = [65535usize, 65536, 70001];
-    let makers: Vec<(&str, Box<dyn Fn(usize) -> u32>)> = vec![
+    type Maker = Box<dyn Fn(usize) -> u32>;
+    let makers: Vec<(&str, Maker)> = vec![
         ("ascii", Box::new(|i| b'a' as u32 + (i % 26) as u32)),
         ("latin1", Box::new(|i| if i % 7 == 3 { 0xE9 } else { b'x' as u32 })),
         ("ucs2", Box::new(|i| if i % 5 == 0 { 0x20AC } else { 0x41 + (i % 3) as u32 })),

@@ -412,7 +412,7 @@ impl<'py> Compactor<'py> {
     /// Slot and key hash of a hashable value (dict key or set element).
     unsafe fn key(&mut self, obj: *mut PyObject, depth: usize) -> PyResult<(u64, u64)> {
         if depth > MAX_KEY_DEPTH {
-            return Err(CompactError::new_err("@key: key nested too deeply (limit 1000)"));
+            return Err(CompactError::new_err(format!("@key: key nested too deeply (limit {MAX_KEY_DEPTH})")));
         }
         let tp = ffi::Py_TYPE(obj);
         if tp == addr_of_mut!(ffi::PyUnicode_Type) {

@@ -191,7 +191,7 @@ impl<'a, 'py> Thaw<'a, 'py> {
     /// A hashable value (key or set element), built recursively: keys are shallow.
     unsafe fn key(&mut self, v: Value<'a>, depth: usize) -> PyResult<*mut PyObject> {
         if depth > MAX_KEY_DEPTH {
-            return Err(malformed("key nested too deeply (limit 1000)"));
+            return Err(malformed(&format!("key nested too deeply (limit {MAX_KEY_DEPTH})")));
         }
         if let Some(p) = scalar(self.py, &v) {
             return p;
