@@ -42,38 +42,48 @@ def same(a, b) -> bool:
     return why_different(a, b) is None
 
 
+def _render(path) -> str:
+    steps = []
+    while path is not None:
+        path, step = path
+        steps.append(step)
+    return "root" + "".join(reversed(steps))
+
+
 def why_different(a, b):
     """None when ``same``; otherwise a short description of the first difference."""
-    stack = [(a, b, "root")]
+    # Paths are linked (parent, step) pairs, rendered only on a difference,
+    # so that very deep values cost O(depth) and not O(depth**2).
+    stack = [(a, b, None)]
     while stack:
         x, y, path = stack.pop()
         if type(x) is not type(y):
-            return f"{path}: type {type(x).__name__} != {type(y).__name__} ({x!r:.80} vs {y!r:.80})"
+            return f"{_render(path)}: type {type(x).__name__} != {type(y).__name__} ({x!r:.80} vs {y!r:.80})"
         if isinstance(x, (list, tuple)):
             if len(x) != len(y):
-                return f"{path}: len {len(x)} != {len(y)}"
+                return f"{_render(path)}: len {len(x)} != {len(y)}"
             for i in range(len(x) - 1, -1, -1):
-                stack.append((x[i], y[i], f"{path}[{i}]"))
+                stack.append((x[i], y[i], (path, f"[{i}]")))
         elif isinstance(x, dict):
             if len(x) != len(y):
-                return f"{path}: len {len(x)} != {len(y)}"
+                return f"{_render(path)}: len {len(x)} != {len(y)}"
             kx, ky = list(x), list(y)
             for i in range(len(kx) - 1, -1, -1):
-                stack.append((x[kx[i]], y[ky[i]], f"{path}[{kx[i]!r:.40}]"))
-                stack.append((kx[i], ky[i], f"{path}.key#{i}"))
+                stack.append((x[kx[i]], y[ky[i]], (path, f"[{kx[i]!r:.40}]")))
+                stack.append((kx[i], ky[i], (path, f".key#{i}")))
         elif isinstance(x, (set, frozenset)):
             if len(x) != len(y):
-                return f"{path}: len {len(x)} != {len(y)}"
+                return f"{_render(path)}: len {len(x)} != {len(y)}"
             # Map each element of y to itself so that an equal element of x
             # finds y's actual object, whose type and bits must match too.
             ymap = {e: e for e in y}
             for e in x:
                 other = ymap.get(e, _MISSING)
                 if other is _MISSING:
-                    return f"{path}: element {e!r:.80} missing"
-                stack.append((e, other, f"{path}{{{e!r:.40}}}"))
+                    return f"{_render(path)}: element {e!r:.80} missing"
+                stack.append((e, other, (path, "{...}")))
         elif not _same_scalar(x, y):
-            return f"{path}: {x!r:.80} != {y!r:.80}"
+            return f"{_render(path)}: {x!r:.80} != {y!r:.80}"
     return None
 
 

@@ -509,7 +509,7 @@ impl<'py> Compactor<'py> {
             let msg = err.value(self.py).to_string();
             if let Some(rest) = msg.strip_prefix("@key: ") {
                 let rest = rest.split(" (in key or set element").next().unwrap_or(rest);
-                return CompactError::new_err(format!("{}[{}]: {} (in a dict key)", self.path(), self.repr(key), rest));
+                return CompactError::new_err(format!("{}: key {}: {}", self.path(), self.repr(key), rest));
             }
         }
         err

@@ -218,6 +218,8 @@ pub fn check_expansion<'a>(r: &Reader<'a>, v: Value<'a>) -> PyResult<()> {
     let mut steps = r.buf().len() / 8 + 1;
     let mut stack: Vec<Value<'a>> = vec![v];
     let mut children: Vec<Value<'a>> = Vec::new();
+    // Keys live once in their shape, whatever the number of dicts using it.
+    let mut shapes_seen = rustc_hash::FxHashSet::default();
     while let Some(v) = stack.pop() {
         children.clear();
         match v {
@@ -232,8 +234,11 @@ pub fn check_expansion<'a>(r: &Reader<'a>, v: Value<'a>) -> PyResult<()> {
                 }
             }
             Value::Dict(d) => {
+                let new_shape = shapes_seen.insert(d.shape.start);
                 for i in 0..d.len {
-                    children.push(r.dict_key(d, i).map_err(format_error)?);
+                    if new_shape {
+                        children.push(r.dict_key(d, i).map_err(format_error)?);
+                    }
                     children.push(r.dict_value(d, i).map_err(format_error)?);
                 }
             }
@@ -486,6 +491,40 @@ static KEYS_VIEW: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static VALUES_VIEW: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static ITEMS_VIEW: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
+/// Iterator over a dict's values, or (key, value) pairs, by position: it
+/// never looks keys up, so it reads every entry of any readable dict.
+#[pyclass(frozen, module = "bale")]
+pub struct DictIterator {
+    region: Py<Region>,
+    dict: Dict,
+    next: AtomicUsize,
+    items: bool,
+}
+
+#[pymethods]
+impl DictIterator {
+    fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        if i >= self.dict.len {
+            self.next.store(self.dict.len, Ordering::Relaxed);
+            return Ok(None);
+        }
+        let r = self.region.get().reader();
+        let value = value_to_py(py, &self.region, r.dict_value(self.dict, i).map_err(format_error)?)?;
+        if !self.items {
+            return Ok(Some(value));
+        }
+        let key = value_to_py(py, &self.region, r.dict_key(self.dict, i).map_err(format_error)?)?;
+        Ok(Some(PyTuple::new(py, [key, value])?.into_any().unbind()))
+    }
+    fn __length_hint__(&self) -> usize {
+        self.dict.len.saturating_sub(self.next.load(Ordering::Relaxed))
+    }
+}
+
 #[pyclass(frozen, module = "bale", name = "DictView", mapping)]
 pub struct DictView {
     pub region: Py<Region>,
@@ -527,16 +566,24 @@ impl DictView {
         new_object(py, TableIterator { region: self.region.clone_ref(py), table: self.dict.shape, next: AtomicUsize::new(0) })
     }
     fn keys(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        let cls = KEYS_VIEW.import(slf.py(), "collections.abc", "KeysView")?;
+        let cls = KEYS_VIEW.import(slf.py(), "bale._mapping", "DictKeys")?;
         Ok(cls.call1((slf,))?.unbind())
     }
     fn values(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        let cls = VALUES_VIEW.import(slf.py(), "collections.abc", "ValuesView")?;
+        let cls = VALUES_VIEW.import(slf.py(), "bale._mapping", "DictValues")?;
         Ok(cls.call1((slf,))?.unbind())
     }
     fn items(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        let cls = ITEMS_VIEW.import(slf.py(), "collections.abc", "ItemsView")?;
+        let cls = ITEMS_VIEW.import(slf.py(), "bale._mapping", "DictItems")?;
         Ok(cls.call1((slf,))?.unbind())
+    }
+    /// Values in order, by position (used by `values()`).
+    fn _iter_values(&self, py: Python<'_>) -> PyResult<Py<DictIterator>> {
+        new_object(py, DictIterator { region: self.region.clone_ref(py), dict: self.dict, next: AtomicUsize::new(0), items: false })
+    }
+    /// (key, value) pairs in order, by position (used by `items()`).
+    fn _iter_items(&self, py: Python<'_>) -> PyResult<Py<DictIterator>> {
+        new_object(py, DictIterator { region: self.region.clone_ref(py), dict: self.dict, next: AtomicUsize::new(0), items: true })
     }
     fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
         richcmp(py, &self.region, Node::Dict(self.dict), other, op)
@@ -661,7 +708,8 @@ pub fn layout_check(py: Python<'_>, region: &Py<Region>) -> PyResult<bool> {
         && sample_matches(py, SetView { region: r(), table })?
         && sample_matches(py, FrozenSetView { region: r(), table })?
         && sample_matches(py, SequenceIterator { region: r(), seq, next: AtomicUsize::new(0), reverse: false })?
-        && sample_matches(py, TableIterator { region: r(), table, next: AtomicUsize::new(0) })?)
+        && sample_matches(py, TableIterator { region: r(), table, next: AtomicUsize::new(0) })?
+        && sample_matches(py, DictIterator { region: r(), dict, next: AtomicUsize::new(0), items: false })?)
 }
 
-fast_new!(ListView, TupleView, DictView, SetView, FrozenSetView, SequenceIterator, TableIterator);
+fast_new!(ListView, TupleView, DictView, SetView, FrozenSetView, SequenceIterator, TableIterator, DictIterator);
