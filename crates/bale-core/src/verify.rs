@@ -18,6 +18,9 @@ impl Bitmap {
     fn new(words: usize) -> Bitmap {
         Bitmap(vec![0; words / 64 + 1])
     }
+    fn intersects(&self, other: &Bitmap) -> bool {
+        self.0.iter().zip(&other.0).any(|(a, b)| a & b != 0)
+    }
     /// Sets bit `i`; returns whether it was set before.
     #[inline]
     fn test_and_set(&mut self, i: usize) -> bool {
@@ -31,8 +34,12 @@ impl Bitmap {
 struct Verifier<'a> {
     r: Reader<'a>,
     shared: bool,
+    /// Containers checked (by start word): each may be referenced once
+    /// unless the region is SHARED.
     objects: Bitmap,
     sequences: Bitmap,
+    /// Shapes and long string objects checked: shared by design.
+    shareable: Bitmap,
     revisited_sequences: HashSet<u64>,
     long_strings: HashSet<u64>,
     stack: Vec<Work>,
@@ -77,23 +84,54 @@ const PARALLEL_MIN_BYTES: usize = 4 << 20;
 /// The structural half of `verify`, without the checksum.
 pub fn verify_structure(region: &Region<'_>) -> Result<()> {
     let buf = region.bytes();
+    let root = region.header.root;
+    // A large root list or tuple (the common shape of datasets) is walked as
+    // two halves on two threads. Each half has its own bitmaps; without the
+    // SHARED flag no container may be reached from both halves, which the
+    // bitmaps being disjoint proves.
+    if buf.len() >= PARALLEL_MIN_BYTES {
+        if let Ok(Value::List(seq) | Value::Tuple(seq)) = region.reader.decode(root, buf.len()) {
+            let half = seq.len / 2;
+            let first = Work::Slots { pos: seq.pos, n: half, limit: seq.start };
+            let second = Work::Slots { pos: seq.pos + 8 * half, n: seq.len - half, limit: seq.start };
+            let (a, b) = std::thread::scope(|scope| {
+                let other = scope.spawn(|| walk(region, second));
+                let a = walk(region, first);
+                (a, other.join())
+            });
+            let a = a?;
+            let b = b.map_err(|_| FormatError::new("verification thread failed"))??;
+            if !region.shared() && (a.objects.intersects(&b.objects) || a.sequences.intersects(&b.sequences)) {
+                return Err(FormatError::new(
+                    "container referenced twice in a region whose header does not set the SHARED flag",
+                ));
+            }
+            return Ok(());
+        }
+    }
+    walk(region, Work::Slot(root, buf.len())).map(|_| ())
+}
+
+/// Checks everything reachable from `start`; returns the visit record.
+fn walk<'a>(region: &Region<'a>, start: Work) -> Result<Verifier<'a>> {
+    let words = region.bytes().len() / 8;
     let mut v = Verifier {
         r: region.reader,
         shared: region.shared(),
-        objects: Bitmap::new(buf.len() / 8),
-        sequences: Bitmap::new(buf.len() / 8),
+        objects: Bitmap::new(words),
+        sequences: Bitmap::new(words),
+        shareable: Bitmap::new(words),
         revisited_sequences: HashSet::new(),
         long_strings: HashSet::new(),
-        stack: Vec::new(),
+        stack: vec![start],
     };
-    v.stack.push(Work::Slot(region.header.root, buf.len()));
     while let Some(work) = v.stack.pop() {
         match work {
             Work::Slot(slot, limit) => v.check(slot, limit)?,
             Work::Slots { pos, n, limit } => v.scan(pos, n, limit)?,
         }
     }
-    Ok(())
+    Ok(v)
 }
 
 impl<'a> Verifier<'a> {
@@ -214,7 +252,7 @@ impl<'a> Verifier<'a> {
         }
         match value {
             Value::Str(s) => {
-                if tag == TAG_OBJ && s.len * s.width.unit() > RECHECK_STR_BYTES && self.objects.test_and_set(slot as usize / 8) {
+                if tag == TAG_OBJ && s.len * s.width.unit() > RECHECK_STR_BYTES && self.shareable.test_and_set(slot as usize / 8) {
                     return Ok(());
                 }
                 // decode() proved ASCII strings ASCII, which is their canonical width.
@@ -248,7 +286,7 @@ impl<'a> Verifier<'a> {
             Value::Dict(d) => {
                 if self.first_visit(slot, d.start, false)? {
                     // Shapes are shared by design, whatever the SHARED flag says.
-                    if !self.objects.test_and_set(d.shape.start / 8) {
+                    if !self.shareable.test_and_set(d.shape.start / 8) {
                         self.check_table(d.shape)?;
                         self.push_slots(d.shape.pos, d.shape.len, d.shape.start)?;
                     }
