@@ -52,6 +52,19 @@ pub fn enable_fast_path(ok: bool) {
     LAYOUT_OK.store(ok, Ordering::Relaxed);
 }
 
+pub fn fast_path_enabled() -> bool {
+    LAYOUT_OK.load(Ordering::Relaxed)
+}
+
+/// The Rust value of an instance of a class whose layout was verified.
+///
+/// # Safety
+/// `obj` must be an instance of `T` and `fast_path_enabled()` true.
+#[inline(always)]
+pub unsafe fn value_of<'a, T>(obj: *mut ffi::PyObject) -> &'a T {
+    &*((obj as *const u8).add(HEADER) as *const T)
+}
+
 /// A new, GC-untracked instance (views and iterators are never in a cycle).
 #[inline]
 pub fn new_object<T: FastNew>(py: Python<'_>, value: T) -> PyResult<Py<T>> {

@@ -4,6 +4,7 @@ mod alloc;
 mod compactor;
 mod convert;
 mod errors;
+mod fastslots;
 mod region;
 mod storage;
 mod strings;
@@ -108,5 +109,8 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Check the object layout the fast view allocation relies on.
     let probe = new_region(py, Region::adopt(py, Storage::Owned(bale_core::Builder::new().finish(bale_core::format::SLOT_NONE).into_boxed_slice()), false)?)?;
     alloc::enable_fast_path(views::layout_check(py, &probe)?);
+    if alloc::fast_path_enabled() {
+        fastslots::install(py);
+    }
     Ok(())
 }

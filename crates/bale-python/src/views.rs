@@ -375,7 +375,7 @@ impl SequenceIterator {
     fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
         slf
     }
-    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+    pub(crate) fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let k = self.next.fetch_add(1, Ordering::Relaxed);
         if k >= self.seq.len {
             self.next.store(self.seq.len, Ordering::Relaxed);
@@ -549,7 +549,7 @@ impl DictView {
     fn __len__(&self) -> usize {
         self.dict.len
     }
-    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    pub(crate) fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         match self.lookup(py, key)? {
             Some(v) => Ok(v),
             None => Err(PyKeyError::new_err(key.clone().unbind())),

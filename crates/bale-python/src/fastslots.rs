@@ -1,0 +1,85 @@
+//! Direct C-API slots for the hottest view operations.
+//!
+//! PyO3 wraps every slot call in a trampoline that updates a thread-local
+//! attach counter; on the scan path (`for r in view: r["k"]`) that costs
+//! more than the read. These slots call the same Rust methods with the
+//! thread already attached (CPython only calls slots from attached threads),
+//! still catching panics. They are installed only when `alloc` has verified
+//! the object layout they read the Rust value from.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use pyo3::exceptions::PySystemError;
+use pyo3::ffi::{self, PyObject};
+use pyo3::prelude::*;
+use pyo3::type_object::PyTypeInfo;
+
+use crate::alloc::value_of;
+use crate::views::{DictView, ListView, SequenceIterator, TupleView};
+
+fn into_ptr(py: Python<'_>, out: std::thread::Result<PyResult<Option<Py<PyAny>>>>) -> *mut PyObject {
+    match out {
+        Ok(Ok(Some(obj))) => obj.into_ptr(),
+        Ok(Ok(None)) => std::ptr::null_mut(),
+        Ok(Err(e)) => {
+            e.restore(py);
+            std::ptr::null_mut()
+        }
+        Err(_) => {
+            PySystemError::new_err("panic in bale (please report this bug)").restore(py);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+unsafe extern "C" fn dict_subscript(slf: *mut PyObject, key: *mut PyObject) -> *mut PyObject {
+    let py = Python::assume_attached();
+    let out = catch_unwind(AssertUnwindSafe(|| {
+        let view: &DictView = value_of(slf);
+        view.__getitem__(py, &Bound::from_borrowed_ptr(py, key)).map(Some)
+    }));
+    into_ptr(py, out)
+}
+
+/// Exhaustion is NULL without an exception, as `tp_iternext` allows.
+unsafe extern "C" fn sequence_next(slf: *mut PyObject) -> *mut PyObject {
+    let py = Python::assume_attached();
+    let out = catch_unwind(AssertUnwindSafe(|| value_of::<SequenceIterator>(slf).__next__(py)));
+    into_ptr(py, out)
+}
+
+unsafe extern "C" fn list_len(slf: *mut PyObject) -> ffi::Py_ssize_t {
+    value_of::<ListView>(slf).seq.len as ffi::Py_ssize_t
+}
+
+unsafe extern "C" fn tuple_len(slf: *mut PyObject) -> ffi::Py_ssize_t {
+    value_of::<TupleView>(slf).seq.len as ffi::Py_ssize_t
+}
+
+unsafe extern "C" fn dict_len(slf: *mut PyObject) -> ffi::Py_ssize_t {
+    value_of::<DictView>(slf).dict.len as ffi::Py_ssize_t
+}
+
+/// Replaces PyO3's slots of the hot operations with the ones above.
+pub fn install(py: Python<'_>) {
+    unsafe {
+        let tp = DictView::type_object_raw(py);
+        if let Some(m) = (*tp).tp_as_mapping.as_mut() {
+            m.mp_subscript = Some(dict_subscript);
+            m.mp_length = Some(dict_len);
+        }
+        ffi::PyType_Modified(tp);
+        let tp = SequenceIterator::type_object_raw(py);
+        (*tp).tp_iternext = Some(sequence_next);
+        ffi::PyType_Modified(tp);
+        for (tp, len) in [
+            (ListView::type_object_raw(py), list_len as unsafe extern "C" fn(*mut PyObject) -> ffi::Py_ssize_t),
+            (TupleView::type_object_raw(py), tuple_len),
+        ] {
+            if let Some(s) = (*tp).tp_as_sequence.as_mut() {
+                s.sq_length = Some(len);
+            }
+            ffi::PyType_Modified(tp);
+        }
+    }
+}
