@@ -39,6 +39,7 @@ import time
 import msgspec
 
 import bale
+from bale._fmt import duration as fmt_time
 from bale._datagen import bintree, tweets
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -103,16 +104,6 @@ def machine() -> str:
 
 
 # --- formatting ----------------------------------------------------------------
-
-
-def fmt_time(s: float) -> str:
-    if s < 1e-6:
-        return f"{s * 1e9:.0f} ns"
-    if s < 1e-3:
-        return f"{s * 1e6:.1f} µs"
-    if s < 1:
-        return f"{s * 1e3:.1f} ms"
-    return f"{s:.2f} s"
 
 
 def fmt_ratio(r: float) -> str:

@@ -28,6 +28,7 @@ import tempfile
 import time
 
 import bale
+from bale._fmt import duration
 from bale._datagen import tweets
 
 FORMATS = ("pickle", "json", "bale")
@@ -88,14 +89,6 @@ def _fresh_process_read(fmt: str, path: str, k: int, expected: int) -> float:
     if int(value) != expected:
         raise RuntimeError(f"{fmt} child process read user_id {value}, expected {expected}")
     return float(seconds)
-
-
-def _fmt_time(s: float) -> str:
-    if s < 1e-3:
-        return f"{s * 1e6:.0f} µs"
-    if s < 1:
-        return f"{s * 1e3:.1f} ms"
-    return f"{s:.2f} s"
 
 
 def _fmt_size(n: int) -> str:
@@ -189,11 +182,11 @@ def run(records: int = 1_000_000, keep: str | None = None) -> dict:
 
 def _print_table(records: int, rows: dict, kept: str | None) -> None:
     columns = [
-        ("save", "save", _fmt_time),
-        ("load", "load", _fmt_time),
-        ("1 record, fresh process", "one", _fmt_time),
-        ("full scan", "scan", _fmt_time),
-        ("gc.collect()", "gc", _fmt_time),
+        ("save", "save", duration),
+        ("load", "load", duration),
+        ("1 record, fresh process", "one", duration),
+        ("full scan", "scan", duration),
+        ("gc.collect()", "gc", duration),
         ("file size", "size", _fmt_size),
     ]
     lines = [[""] + [title for title, _, _ in columns]]

@@ -89,6 +89,18 @@ impl Width {
             _ => Width::Ucs4,
         }
     }
+    /// The width CPython uses for a string whose largest code point is `max`.
+    pub fn for_max(max: u32) -> Width {
+        if max < 0x80 {
+            Width::Ascii
+        } else if max < 0x100 {
+            Width::Latin1
+        } else if max < 0x10000 {
+            Width::Ucs2
+        } else {
+            Width::Ucs4
+        }
+    }
     /// Bytes per code unit.
     pub fn unit(self) -> usize {
         match self {

@@ -189,25 +189,10 @@ pub fn spend(steps: &mut usize) -> Result<()> {
 
 /// The width CPython would use for these code units (the canonical one).
 pub fn canonical_width(width: Width, units: &[u8]) -> Width {
-    match width {
-        Width::Ascii | Width::Latin1 => {
-            if units.is_ascii() { Width::Ascii } else { Width::Latin1 }
-        }
-        Width::Ucs2 => {
-            let max = units.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).max().unwrap_or(0);
-            if max < 0x80 { Width::Ascii } else if max < 0x100 { Width::Latin1 } else { Width::Ucs2 }
-        }
-        Width::Ucs4 => {
-            let max = units.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).max().unwrap_or(0);
-            if max < 0x80 {
-                Width::Ascii
-            } else if max < 0x100 {
-                Width::Latin1
-            } else if max < 0x10000 {
-                Width::Ucs2
-            } else {
-                Width::Ucs4
-            }
-        }
-    }
+    let max = match width {
+        Width::Ascii | Width::Latin1 => units.iter().copied().max().unwrap_or(0) as u32,
+        Width::Ucs2 => units.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u32).max().unwrap_or(0),
+        Width::Ucs4 => units.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).max().unwrap_or(0),
+    };
+    Width::for_max(max)
 }

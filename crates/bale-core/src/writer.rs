@@ -95,16 +95,7 @@ impl Builder {
         } else {
             s.chars().flat_map(|c| (c as u32).to_le_bytes()).collect()
         };
-        let width = if max < 0x80 {
-            Width::Ascii
-        } else if max < 0x100 {
-            Width::Latin1
-        } else if max < 0x10000 {
-            Width::Ucs2
-        } else {
-            Width::Ucs4
-        };
-        self.str_units(width, &units)
+        self.str_units(Width::for_max(max), &units)
     }
 
     pub fn bytes_obj(&mut self, b: &[u8]) -> u64 {
