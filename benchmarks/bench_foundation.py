@@ -216,10 +216,10 @@ def main(argv: list[str] | None = None) -> int:
     table.add("full scan sum(len(t['hashtags'])), vs native", fmt_time(t_view), fmt_time(t_native),
               fmt_ratio(t_view / t_native), "<= 2.5x", t_view / t_native <= 2.5)
 
-    # Verification speed (information: O(n), structure and checksum).
+    # Verification speed: O(n), structure and checksum (the API's >= 1 GB/s).
     t_verify = best(region.verify, reps)
-    table.add("Region.verify() (structure + checksum)", f"{region.nbytes / t_verify / 1e9:.2f} GB/s",
-              "", "", "(info)", None)
+    rate = region.nbytes / t_verify / 1e9
+    table.add("Region.verify() (structure + checksum)", f"{rate:.2f} GB/s", "", "", ">= 1 GB/s", rate >= 1.0)
 
     work = tempfile.mkdtemp(prefix="bale-bench-")
     try:
