@@ -1,72 +1,66 @@
-import os
-from collections.abc import Iterator, Mapping, Sequence, Set
-from typing import Any, overload
+import asyncio
+import socket
 
-from typing_extensions import Buffer
+from bale._bale import (
+    FORMAT_VERSION as FORMAT_VERSION,
+    CompactError as CompactError,
+    DictView as DictView,
+    FormatError as FormatError,
+    FrozenSetView as FrozenSetView,
+    ListView as ListView,
+    Region as Region,
+    SetView as SetView,
+    TupleView as TupleView,
+    compact as compact,
+    load as load,
+    open as open,
+    thaw as thaw,
+)
 
 __version__: str
-FORMAT_VERSION: int
+__all__ = [
+    "FORMAT_VERSION",
+    "CompactError",
+    "DictView",
+    "FormatError",
+    "FrozenSetView",
+    "ListView",
+    "Region",
+    "SetView",
+    "SharedRegion",
+    "TupleView",
+    "compact",
+    "load",
+    "open",
+    "recv",
+    "recv_async",
+    "send",
+    "send_async",
+    "share",
+    "thaw",
+]
 
-class CompactError(TypeError):
-    """A value bale cannot compact; the message names its type and path."""
+def send(sock: socket.socket, region: Region) -> None:
+    """Send a region on a connected socket, straight from its memory."""
 
-class FormatError(ValueError):
-    """Bytes that are not a valid bale region."""
+def recv(sock: socket.socket, *, verify: bool = True, max_size: int = ...) -> Region:
+    """Receive one region; verified by default; larger than max_size is refused."""
 
-class Region:
-    """A compact region: one immutable, position-independent buffer."""
+async def send_async(writer: asyncio.StreamWriter, region: Region) -> None: ...
+async def recv_async(reader: asyncio.StreamReader, *, verify: bool = True, max_size: int = ...) -> Region: ...
 
-    @property
-    def root(self) -> Any:
-        """The root value: a read-only view for containers, a plain value for scalars."""
-    @property
-    def nbytes(self) -> int: ...
-    def verify(self) -> None: ...
-    def save(self, path: str | os.PathLike[str]) -> None: ...
-    def __bytes__(self) -> bytes: ...
-    def __buffer__(self, flags: int, /) -> memoryview: ...
+class SharedRegion:
+    """A picklable handle on a region placed in POSIX shared memory."""
 
-class ListView(Sequence[Any]):
-    @overload
-    def __getitem__(self, index: int) -> Any: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Any]: ...
-    def __len__(self) -> int: ...
-    def __iter__(self) -> Iterator[Any]: ...
+    name: str
+    nbytes: int
+    def __init__(self, name: str, nbytes: int) -> None: ...
+    def attach(self, *, verify: bool = False) -> Region:
+        """A region over the shared segment, without copying."""
+    def unlink(self) -> None:
+        """Remove the segment's name; attached regions keep working."""
+    def __enter__(self) -> SharedRegion: ...
+    def __exit__(self, *exc: object) -> None: ...
 
-class TupleView(Sequence[Any]):
-    @overload
-    def __getitem__(self, index: int) -> Any: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Any, ...]: ...
-    def __len__(self) -> int: ...
-    def __iter__(self) -> Iterator[Any]: ...
-    def __hash__(self) -> int: ...
-
-class DictView(Mapping[Any, Any]):
-    def __getitem__(self, key: Any) -> Any: ...
-    def __len__(self) -> int: ...
-    def __iter__(self) -> Iterator[Any]: ...
-
-class SetView(Set[Any]):
-    def __contains__(self, x: object) -> bool: ...
-    def __len__(self) -> int: ...
-    def __iter__(self) -> Iterator[Any]: ...
-
-class FrozenSetView(Set[Any]):
-    def __contains__(self, x: object) -> bool: ...
-    def __len__(self) -> int: ...
-    def __iter__(self) -> Iterator[Any]: ...
-    def __hash__(self) -> int: ...
-
-def compact(obj: object) -> Region:
-    """A deep, immutable copy of ``obj`` in a fresh region."""
-
-def thaw(value: Any) -> Any:
-    """Native Python objects from a view (deep); native values pass through."""
-
-def load(buffer: Buffer, *, verify: bool = False) -> Region:
-    """Adopt a buffer-protocol object as a region, without copying (O(1))."""
-
-def open(path: str | os.PathLike[str], *, verify: bool = False) -> Region:
-    """Memory-map a region file read-only (O(1)); pages load on demand."""
+def share(region: Region) -> SharedRegion:
+    """Copy a region into a new shared-memory segment and return its handle."""

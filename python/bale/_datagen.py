@@ -62,7 +62,7 @@ def tweets(n: int, seed: int = 0, progress=None) -> list[dict]:
     nv = len(vocab)
     rnd, bits, choices = rng.random, rng.getrandbits, rng.choices
     alnum = _ALNUM
-    out = []
+    out: list[dict] = []
     append = out.append
     for i in range(n):
         append(

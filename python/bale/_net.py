@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from bale._bale import HEADER_LEN, FormatError, Region, announced_length, load
 
-# socket and asyncio appear in annotations only: importing bale stays light.
+# socket and asyncio appear in annotations only: importing bale stays light
+# (type checkers read this constant by name, without importing typing).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import asyncio
+    import socket
 
 #: Largest region ``recv``/``recv_async`` accept unless told otherwise.
 DEFAULT_MAX_SIZE = 1 << 30

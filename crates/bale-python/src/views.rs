@@ -442,17 +442,16 @@ macro_rules! sequence_view {
             fn __contains__(&self, py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<bool> {
                 Ok(elements_matching(py, &self.region, self.seq, x, 0, self.seq.len, true)?.1.is_some())
             }
-            #[pyo3(signature = (value, start=None, stop=None))]
-            fn index(&self, py: Python<'_>, value: &Bound<'_, PyAny>, start: Option<isize>, stop: Option<isize>) -> PyResult<usize> {
+            #[pyo3(signature = (value, start = 0, stop = isize::MAX, /))]
+            fn index(&self, py: Python<'_>, value: &Bound<'_, PyAny>, start: isize, stop: isize) -> PyResult<usize> {
                 let n = self.seq.len as isize;
                 let clamp = |i: isize| -> usize { (if i < 0 { (i + n).max(0) } else { i.min(n) }) as usize };
-                let start = start.map(clamp).unwrap_or(0);
-                let stop = stop.map(clamp).unwrap_or(self.seq.len);
-                match elements_matching(py, &self.region, self.seq, value, start, stop, true)?.1 {
+                match elements_matching(py, &self.region, self.seq, value, clamp(start), clamp(stop), true)?.1 {
                     Some(i) => Ok(i),
                     None => Err(PyValueError::new_err(format!("{} is not in {}", value.repr()?, if $tuple { "tuple" } else { "list" }))),
                 }
             }
+            #[pyo3(signature = (value, /))]
             fn count(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<usize> {
                 Ok(elements_matching(py, &self.region, self.seq, value, 0, self.seq.len, false)?.0)
             }
@@ -555,7 +554,7 @@ impl DictView {
             None => Err(PyKeyError::new_err(key.clone().unbind())),
         }
     }
-    #[pyo3(signature = (key, default=None))]
+    #[pyo3(signature = (key, default = None, /))]
     fn get(&self, py: Python<'_>, key: &Bound<'_, PyAny>, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
         Ok(self.lookup(py, key)?.unwrap_or_else(|| default.unwrap_or_else(|| py.None())))
     }
@@ -630,6 +629,7 @@ macro_rules! set_view {
             fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
                 repr(py, &self.region, Node::$node(self.table))
             }
+            #[pyo3(signature = (other, /))]
             fn isdisjoint(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
                 Ok(self.native(py)?.bind(py).call_method1("isdisjoint", (other,))?.unbind())
             }

@@ -1,0 +1,21 @@
+"""The .pyi stubs describe the installed module exactly (mypy's stubtest)."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("mypy")
+
+ALLOWLIST = pathlib.Path(__file__).with_name("stubtest_allowlist.txt")
+
+
+def test_stubs_match_the_runtime(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy.stubtest", "bale", "--allowlist", str(ALLOWLIST)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
