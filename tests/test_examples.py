@@ -1,0 +1,19 @@
+"""The examples run and print what they promise."""
+
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def test_dataloader_example_runs_and_compares_both_datasets():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "dataloader.py"), "--samples", "20000", "--workers", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    assert "2 forked workers" in out
+    assert "region (" in out and "list of dicts:" in out
