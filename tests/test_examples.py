@@ -17,3 +17,14 @@ def test_dataloader_example_runs_and_compares_both_datasets():
     ).stdout
     assert "2 forked workers" in out
     assert "region (" in out and "list of dicts:" in out
+
+
+def test_latency_benchmark_runs_end_to_end_on_small_trees():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_latency.py"), "--max-exp", "11", "--repeat", "1", "--no-report"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    assert "bintree" in out and "pointtree" in out

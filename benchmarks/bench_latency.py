@@ -1,0 +1,174 @@
+"""CNF Table 3 on loopback: end-to-end latency of sending a tree and using it.
+
+    python benchmarks/bench_latency.py [--max-exp 20] [--repeat 3]
+
+For binary trees of 2-tuples with int leaves (bintree) and with (x, y) float
+point leaves (pointtree), of 2^11 ... 2^max-exp leaves: the sender encodes
+the prebuilt tree (bale.compact / pickle.dumps protocol 5 /
+msgspec.msgpack.encode), sends it over a real TCP connection on 127.0.0.1 to
+a spawned receiver process, which receives it, decodes it (bale.recv with
+verification, the default for socket data / pickle.loads / msgspec decode),
+sums every leaf and replies with the sum. The time is from before encoding
+until the reply arrives; the best of --repeat runs is kept. Results go to
+benchmarks/REPORT.md (section "Socket latency").
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import pickle
+import socket
+import struct
+import sys
+import time
+
+import msgspec
+
+import bale
+from bale._datagen import bintree
+from bale._fmt import duration
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FORMATS = ("bale", "pickle", "msgspec")
+
+
+def pointtree(depth: int):
+    level: list = [(float(i), float(-i)) for i in range(1 << depth)]
+    for _ in range(depth):
+        level = [(level[i], level[i + 1]) for i in range(0, len(level), 2)]
+    return level[0]
+
+
+def leaf_sum(tree, point_leaves: bool) -> float:
+    """Sum of the leaves, walking tuples, lists or views alike."""
+    total = 0.0
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        a, b = node[0], node[1]
+        if point_leaves and not isinstance(a, (tuple, list, bale.TupleView, bale.ListView)):
+            total += a + b  # a point (x, y)
+            continue
+        for child in (a, b):
+            if isinstance(child, (int, float)):
+                total += child
+            else:
+                stack.append(child)
+    return total
+
+
+def recv_exact(sock: socket.socket, n: int) -> bytearray:
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = sock.recv_into(view[got:])
+        if k == 0:
+            raise ConnectionError("sender closed")
+        got += k
+    return buf
+
+
+def receiver(port_queue) -> None:
+    server = socket.create_server(("127.0.0.1", 0))
+    port_queue.put(server.getsockname()[1])
+    conn, _ = server.accept()
+    decoder = msgspec.msgpack.Decoder()
+    with conn:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        while True:
+            head = conn.recv(2)
+            if len(head) < 2:
+                return
+            fmt, points = FORMATS[head[0]], bool(head[1])
+            if fmt == "bale":
+                tree = bale.recv(conn, max_size=1 << 34).root
+            else:
+                (n,) = struct.unpack("<Q", recv_exact(conn, 8))
+                payload = recv_exact(conn, n)
+                tree = pickle.loads(payload) if fmt == "pickle" else decoder.decode(payload)
+            conn.sendall(struct.pack("<d", leaf_sum(tree, points)))
+
+
+def one_round(conn: socket.socket, fmt: str, tree, points: bool, encoder) -> tuple[float, float]:
+    t0 = time.perf_counter()
+    conn.sendall(bytes([FORMATS.index(fmt), int(points)]))
+    if fmt == "bale":
+        bale.send(conn, bale.compact(tree))
+    else:
+        payload = pickle.dumps(tree, protocol=5) if fmt == "pickle" else encoder.encode(tree)
+        conn.sendall(struct.pack("<Q", len(payload)))
+        conn.sendall(payload)
+    (total,) = struct.unpack("<d", recv_exact(conn, 8))
+    return time.perf_counter() - t0, total
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--max-exp", type=int, default=20, help="largest tree: 2^N leaves (CNF goes to 23)")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-report", action="store_true")
+    args = ap.parse_args()
+    ctx = multiprocessing.get_context("spawn")
+    ports = ctx.Queue()
+    proc = ctx.Process(target=receiver, args=(ports,))
+    proc.start()
+    conn = socket.create_connection(("127.0.0.1", ports.get(timeout=60)))
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    encoder = msgspec.msgpack.Encoder()
+    rows = []
+    try:
+        for kind, build in (("bintree", bintree), ("pointtree", pointtree)):
+            points = kind == "pointtree"
+            for exp in [e for e in (11, 14, 17, 20, 23) if e <= args.max_exp]:
+                tree = build(exp)
+                expected = leaf_sum(tree, points)
+                best = {}
+                for fmt in FORMATS:
+                    times = []
+                    for _ in range(args.repeat):
+                        t, total = one_round(conn, fmt, tree, points, encoder)
+                        assert total == expected, (fmt, total, expected)
+                        times.append(t)
+                    best[fmt] = min(times)
+                row = (kind, f"2^{exp}", *(duration(best[f]) for f in FORMATS),
+                       f"{best['pickle'] / best['bale']:.2f}x", f"{best['msgspec'] / best['bale']:.2f}x")
+                rows.append(row)
+                print("  ".join(f"{c:>10s}" for c in row), flush=True)
+                del tree
+    finally:
+        conn.close()
+        proc.join(timeout=60)
+    if not args.no_report:
+        write_report(rows, args)
+
+
+def write_report(rows, args) -> None:
+    import re
+
+    lines = [
+        "## Socket latency (CNF Table 3)",
+        "",
+        f"`python benchmarks/bench_latency.py --max-exp {args.max_exp} --repeat {args.repeat}`: encode, send over "
+        "TCP on 127.0.0.1 to a spawned process, receive, decode (bale verifies, as for any socket data), sum "
+        "the leaves, reply. Best of the repeats; speed-up = other format's time / bale's.",
+        "",
+        "| tree | leaves | bale | pickle | msgspec | speed-up vs pickle | speed-up vs msgspec |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ] + [f"| {' | '.join(r)} |" for r in rows]
+    section = "\n".join(lines) + "\n"
+    path = os.path.join(HERE, "REPORT.md")
+    text = open(path).read() if os.path.exists(path) else "# Benchmark report\n"
+    if "## Socket latency" in text:
+        text = re.sub(r"## Socket latency.*?(?=\n## |\Z)", section, text, flags=re.S)
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    with open(path, "w") as f:
+        f.write(text)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
