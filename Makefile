@@ -20,9 +20,9 @@ $(PY):
 		|| $(PY) -m pip install --quiet --upgrade pip
 
 # Release build of the Rust extension, installed (not editable) with the
-# test and bench extras.
+# test, bench and dask extras (the tests start a real Dask cluster).
 build: $(PY)
-	$(PIP) ".[test,bench]"
+	$(PIP) ".[test,bench,dask]"
 
 demo: $(PY)
 	$(PIP) ".[bench]"
