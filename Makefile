@@ -20,9 +20,9 @@ $(PY):
 		|| $(PY) -m pip install --quiet --upgrade pip
 
 # Release build of the Rust extension, installed (not editable) with the
-# test, bench and dask extras (the tests start a real Dask cluster).
+# test, bench, dask and ray extras (the tests start real Dask and Ray clusters).
 build: $(PY)
-	$(PIP) ".[test,bench,dask]"
+	$(PIP) ".[test,bench,dask,ray]"
 
 demo: $(PY)
 	$(PIP) ".[bench]"
