@@ -28,3 +28,16 @@ def test_latency_benchmark_runs_end_to_end_on_small_trees():
         check=True,
     ).stdout
     assert "bintree" in out and "pointtree" in out
+
+
+def test_kv_server_benchmark_serves_both_ways():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "kv_server.py"), "--seconds", "0.5", "--clients", "2",
+         "--sizes", "20", "--no-report"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    keys, bale_rps, pickle_rps, ratio = out.split()
+    assert keys == "20" and float(bale_rps.replace(",", "")) > 0 and float(pickle_rps.replace(",", "")) > 0
