@@ -149,7 +149,15 @@ def _attach_and_sum(handle):
     return sum(r["id"] for r in region.root), region.nbytes
 
 
+def _shm_names():
+    """Shared-memory segments (not the semaphores pools also keep there)."""
+    if not os.path.isdir("/dev/shm"):
+        return set()
+    return {n for n in os.listdir("/dev/shm") if not n.startswith("sem.")}
+
+
 def test_shared_memory_attach_in_a_spawned_process_and_unlink():
+    before = _shm_names()
     region = bale.compact(RECORDS)
     with bale.share(region) as handle:
         assert handle.nbytes == region.nbytes
@@ -163,3 +171,6 @@ def test_shared_memory_attach_in_a_spawned_process_and_unlink():
     assert not os.path.exists(os.path.join("/dev/shm", handle.name.lstrip("/")))
     assert local.root[123]["name"] == "n123"
     handle.unlink()  # idempotent
+    # Nothing leaks: the creator's unlink removed the only segment, and the
+    # attaching processes created none.
+    assert _shm_names() == before
