@@ -17,7 +17,6 @@ from _bale_testlib import (
     SLOT_NONE,
     Writer,
     fix_checksum,
-    header,
     put_u32,
     put_u64,
     slot_const,

@@ -8,7 +8,6 @@ import json
 import math
 import os
 import struct
-import sys
 import tempfile
 
 import pytest
