@@ -29,7 +29,6 @@ import os
 import pickle
 import platform
 import random
-import re
 import shutil
 import subprocess
 import sys
@@ -39,6 +38,7 @@ import time
 import msgspec
 
 import bale
+import report
 from bale._fmt import duration as fmt_time
 from bale._datagen import bintree, tweets
 
@@ -287,14 +287,8 @@ def report_section(table: Table, quick: bool, n: int, depth: int) -> str:
 
 
 def write_report(section: str) -> None:
-    text = open(REPORT, encoding="utf-8").read() if os.path.exists(REPORT) else "# Benchmark report\n"
-    if re.search(r"^## Foundation$", text, flags=re.M):
-        text = re.sub(r"^## Foundation\n.*?(?=^## |\Z)", lambda m: section + "\n", text, flags=re.S | re.M)
-        text = text.rstrip("\n") + "\n"
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    with open(REPORT, "w", encoding="utf-8") as f:
-        f.write(text)
+    title, _, body = section.partition("\n")
+    report.write_section(title.removeprefix("## "), body.strip("\n").splitlines())
 
 
 if __name__ == "__main__":

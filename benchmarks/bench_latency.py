@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import os
 import pickle
 import socket
 import struct
@@ -27,10 +26,10 @@ import time
 import msgspec
 
 import bale
+import report
 from bale._datagen import bintree
 from bale._fmt import duration
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 FORMATS = ("bale", "pickle", "msgspec")
 
 
@@ -146,28 +145,14 @@ def main() -> None:
 
 
 def write_report(rows, args) -> None:
-    import re
-
-    lines = [
-        "## Socket latency (CNF Table 3)",
-        "",
+    report.write_section("Socket latency (CNF Table 3)", [
         f"`python benchmarks/bench_latency.py --max-exp {args.max_exp} --repeat {args.repeat}`: encode, send over "
         "TCP on 127.0.0.1 to a spawned process, receive, decode (bale verifies, as for any socket data), sum "
         "the leaves, reply. Best of the repeats; speed-up = other format's time / bale's.",
         "",
-        "| tree | leaves | bale | pickle | msgspec | speed-up vs pickle | speed-up vs msgspec |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
-    ] + [f"| {' | '.join(r)} |" for r in rows]
-    section = "\n".join(lines) + "\n"
-    path = os.path.join(HERE, "REPORT.md")
-    text = open(path).read() if os.path.exists(path) else "# Benchmark report\n"
-    if "## Socket latency" in text:
-        text = re.sub(r"## Socket latency.*?(?=\n## |\Z)", section, text, flags=re.S)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    with open(path, "w") as f:
-        f.write(text)
-    print(f"wrote {path}")
+        *report.table(["tree", "leaves", "bale", "pickle", "msgspec", "speed-up vs pickle", "speed-up vs msgspec"],
+                      ["l", "l", "r", "r", "r", "r", "r"], rows),
+    ])
 
 
 if __name__ == "__main__":

@@ -11,18 +11,16 @@ objects. Writes benchmarks/REPORT.md (section "Ray object store").
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import sys
 import time
 
 import ray
 
 import bale
+import report
 from bale._datagen import tweets
 from bale._fmt import duration
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @ray.remote
@@ -65,25 +63,12 @@ def main() -> None:
     finally:
         ray.shutdown()
     if not args.no_report:
-        lines = [
-            "## Ray object store",
-            "",
+        report.write_section("Ray object store", [
             "`python benchmarks/bench_ray.py`: a local cluster (`ray.init(num_cpus=2)`); best of several runs. "
             "`ray.get` in the driver, and a task that receives the object as its argument and reads one record.",
             "",
-            "| dataset | held as | ray.get | task reading record 0 |",
-            "| --- | --- | ---: | ---: |",
-        ] + [f"| {' | '.join(r)} |" for r in rows]
-        section = "\n".join(lines) + "\n"
-        path = os.path.join(HERE, "REPORT.md")
-        text = open(path).read()
-        if "## Ray object store" in text:
-            text = re.sub(r"## Ray object store.*?(?=\n## |\Z)", section, text, flags=re.S)
-        else:
-            text = text.rstrip("\n") + "\n\n" + section
-        with open(path, "w") as f:
-            f.write(text)
-        print(f"wrote {path}")
+            *report.table(["dataset", "held as", "ray.get", "task reading record 0"], ["l", "l", "r", "r"], rows),
+        ])
 
 
 if __name__ == "__main__":

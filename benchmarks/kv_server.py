@@ -21,18 +21,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
-import os
 import pickle
 import random
-import re
 import socket
 import struct
 import sys
 import time
 
 import bale
+import report
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 DEPTH = 10
 
 
@@ -136,27 +134,14 @@ def main() -> None:
         rows.append((f"{keys:,}", f"{rps['bale']:,.0f}", f"{rps['pickle']:,.0f}", f"{rps['bale'] / rps['pickle']:.2f}x"))
         print("  ".join(f"{c:>12s}" for c in rows[-1]), flush=True)
     if not args.no_report:
-        lines = [
-            "## Key-value server (CNF Table 4)",
-            "",
+        report.write_section("Key-value server (CNF Table 4)", [
             f"`python benchmarks/kv_server.py --seconds {args.seconds:g} --clients {args.clients}`: asyncio server on "
             "127.0.0.1, values are depth-10 pointtrees (1,024 float-pair leaves); bale sends the stored region "
             "unchanged and clients `bale.recv` it (verified); pickle pickles on each request and clients unpickle. "
             "Requests per second over all clients.",
             "",
-            "| keys | bale req/s | pickle req/s | bale / pickle |",
-            "| ---: | ---: | ---: | ---: |",
-        ] + [f"| {' | '.join(r)} |" for r in rows]
-        section = "\n".join(lines) + "\n"
-        path = os.path.join(HERE, "REPORT.md")
-        text = open(path).read()
-        if "## Key-value server" in text:
-            text = re.sub(r"## Key-value server.*?(?=\n## |\Z)", section, text, flags=re.S)
-        else:
-            text = text.rstrip("\n") + "\n\n" + section
-        with open(path, "w") as f:
-            f.write(text)
-        print(f"wrote {path}")
+            *report.table(["keys", "bale req/s", "pickle req/s", "bale / pickle"], ["r", "r", "r", "r"], rows),
+        ])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,34 @@
+"""Shared by the benchmark scripts: each owns one section of REPORT.md."""
+
+from __future__ import annotations
+
+import os
+
+REPORT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "REPORT.md")
+
+
+def table(header: list[str], align: list[str], rows: list[tuple[str, ...]]) -> list[str]:
+    """A Markdown table; ``align`` holds "l" or "r" per column."""
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---:" if a == "r" else "---" for a in align) + " |"]
+    return lines + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def write_section(title: str, lines: list[str]) -> None:
+    """Replace (or append) the section ``## title`` of REPORT.md with ``lines``."""
+    section = [f"## {title}", ""] + lines
+    text = open(REPORT).read() if os.path.exists(REPORT) else "# Benchmark report\n"
+    out, skipping, replaced = [], False, False
+    for line in text.splitlines():
+        if line.startswith("## "):
+            skipping = line == f"## {title}"
+            if skipping:
+                out += section + [""]
+                replaced = True
+                continue
+        if not skipping:
+            out.append(line)
+    if not replaced:
+        out += ["", *section]
+    with open(REPORT, "w") as f:
+        f.write("\n".join(out).rstrip("\n") + "\n")
+    print(f"wrote {REPORT}")
