@@ -38,7 +38,7 @@ import time
 import msgspec
 
 import bale
-import report
+import common
 from bale._fmt import duration as fmt_time
 from bale._datagen import bintree, tweets
 
@@ -288,7 +288,7 @@ def report_section(table: Table, quick: bool, n: int, depth: int) -> str:
 
 def write_report(section: str) -> None:
     title, _, body = section.partition("\n")
-    report.write_section(title.removeprefix("## "), body.strip("\n").splitlines())
+    common.write_section(title.removeprefix("## "), body.strip("\n").splitlines())
 
 
 if __name__ == "__main__":

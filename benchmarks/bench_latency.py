@@ -26,7 +26,7 @@ import time
 import msgspec
 
 import bale
-import report
+import common
 from bale._datagen import bintree
 from bale._fmt import duration
 
@@ -58,18 +58,6 @@ def leaf_sum(tree, point_leaves: bool) -> float:
     return total
 
 
-def recv_exact(sock: socket.socket, n: int) -> bytearray:
-    buf = bytearray(n)
-    view = memoryview(buf)
-    got = 0
-    while got < n:
-        k = sock.recv_into(view[got:])
-        if k == 0:
-            raise ConnectionError("sender closed")
-        got += k
-    return buf
-
-
 def receiver(port_queue) -> None:
     server = socket.create_server(("127.0.0.1", 0))
     port_queue.put(server.getsockname()[1])
@@ -85,8 +73,8 @@ def receiver(port_queue) -> None:
             if fmt == "bale":
                 tree = bale.recv(conn, max_size=1 << 34).root
             else:
-                (n,) = struct.unpack("<Q", recv_exact(conn, 8))
-                payload = recv_exact(conn, n)
+                (n,) = struct.unpack("<Q", common.recv_exact(conn, 8))
+                payload = common.recv_exact(conn, n)
                 tree = pickle.loads(payload) if fmt == "pickle" else decoder.decode(payload)
             conn.sendall(struct.pack("<d", leaf_sum(tree, points)))
 
@@ -100,7 +88,7 @@ def one_round(conn: socket.socket, fmt: str, tree, points: bool, encoder) -> tup
         payload = pickle.dumps(tree, protocol=5) if fmt == "pickle" else encoder.encode(tree)
         conn.sendall(struct.pack("<Q", len(payload)))
         conn.sendall(payload)
-    (total,) = struct.unpack("<d", recv_exact(conn, 8))
+    (total,) = struct.unpack("<d", common.recv_exact(conn, 8))
     return time.perf_counter() - t0, total
 
 
@@ -145,12 +133,12 @@ def main() -> None:
 
 
 def write_report(rows, args) -> None:
-    report.write_section("Socket latency (CNF Table 3)", [
+    common.write_section("Socket latency (CNF Table 3)", [
         f"`python benchmarks/bench_latency.py --max-exp {args.max_exp} --repeat {args.repeat}`: encode, send over "
         "TCP on 127.0.0.1 to a spawned process, receive, decode (bale verifies, as for any socket data), sum "
         "the leaves, reply. Best of the repeats; speed-up = other format's time / bale's.",
         "",
-        *report.table(["tree", "leaves", "bale", "pickle", "msgspec", "speed-up vs pickle", "speed-up vs msgspec"],
+        *common.table(["tree", "leaves", "bale", "pickle", "msgspec", "speed-up vs pickle", "speed-up vs msgspec"],
                       ["l", "l", "r", "r", "r", "r", "r"], rows),
     ])
 

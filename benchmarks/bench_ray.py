@@ -17,7 +17,7 @@ import time
 import ray
 
 import bale
-import report
+import common
 from bale._datagen import tweets
 from bale._fmt import duration
 
@@ -63,11 +63,11 @@ def main() -> None:
     finally:
         ray.shutdown()
     if not args.no_report:
-        report.write_section("Ray object store", [
+        common.write_section("Ray object store", [
             "`python benchmarks/bench_ray.py`: a local cluster (`ray.init(num_cpus=2)`); best of several runs. "
             "`ray.get` in the driver, and a task that receives the object as its argument and reads one record.",
             "",
-            *report.table(["dataset", "held as", "ray.get", "task reading record 0"], ["l", "l", "r", "r"], rows),
+            *common.table(["dataset", "held as", "ray.get", "task reading record 0"], ["l", "l", "r", "r"], rows),
         ])
 
 

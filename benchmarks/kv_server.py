@@ -29,7 +29,7 @@ import sys
 import time
 
 import bale
-import report
+import common
 
 DEPTH = 10
 
@@ -70,18 +70,6 @@ def serve(mode: str, keys: int, ready) -> None:
     asyncio.run(main())
 
 
-def recv_exact(sock: socket.socket, n: int) -> bytearray:
-    buf = bytearray(n)
-    view = memoryview(buf)
-    got = 0
-    while got < n:
-        k = sock.recv_into(view[got:])
-        if k == 0:
-            raise ConnectionError("server closed")
-        got += k
-    return buf
-
-
 def client(mode: str, port: int, keys: int, seconds: float, seed: int, out) -> None:
     rng = random.Random(seed)
     sock = socket.create_connection(("127.0.0.1", port))
@@ -95,8 +83,8 @@ def client(mode: str, port: int, keys: int, seconds: float, seed: int, out) -> N
             if mode == "bale":
                 value = bale.recv(sock).root
             else:
-                (n,) = struct.unpack("<Q", recv_exact(sock, 8))
-                value = pickle.loads(recv_exact(sock, n))
+                (n,) = struct.unpack("<Q", common.recv_exact(sock, 8))
+                value = pickle.loads(common.recv_exact(sock, n))
             assert len(value) == 2
             done += 1
     out.put(done)
@@ -134,13 +122,13 @@ def main() -> None:
         rows.append((f"{keys:,}", f"{rps['bale']:,.0f}", f"{rps['pickle']:,.0f}", f"{rps['bale'] / rps['pickle']:.2f}x"))
         print("  ".join(f"{c:>12s}" for c in rows[-1]), flush=True)
     if not args.no_report:
-        report.write_section("Key-value server (CNF Table 4)", [
+        common.write_section("Key-value server (CNF Table 4)", [
             f"`python benchmarks/kv_server.py --seconds {args.seconds:g} --clients {args.clients}`: asyncio server on "
             "127.0.0.1, values are depth-10 pointtrees (1,024 float-pair leaves); bale sends the stored region "
             "unchanged and clients `bale.recv` it (verified); pickle pickles on each request and clients unpickle. "
             "Requests per second over all clients.",
             "",
-            *report.table(["keys", "bale req/s", "pickle req/s", "bale / pickle"], ["r", "r", "r", "r"], rows),
+            *common.table(["keys", "bale req/s", "pickle req/s", "bale / pickle"], ["r", "r", "r", "r"], rows),
         ])
 
 

@@ -1,8 +1,9 @@
-"""Shared by the benchmark scripts: each owns one section of REPORT.md."""
+"""Shared by the benchmark scripts: REPORT.md sections (each script owns one) and socket reads."""
 
 from __future__ import annotations
 
 import os
+import socket
 
 REPORT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "REPORT.md")
 
@@ -32,3 +33,16 @@ def write_section(title: str, lines: list[str]) -> None:
     with open(REPORT, "w") as f:
         f.write("\n".join(out).rstrip("\n") + "\n")
     print(f"wrote {REPORT}")
+
+
+def recv_exact(sock: socket.socket, n: int) -> bytearray:
+    """Exactly ``n`` bytes from ``sock`` into one buffer."""
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = sock.recv_into(view[got:])
+        if k == 0:
+            raise ConnectionError("peer closed")
+        got += k
+    return buf
