@@ -166,9 +166,10 @@ impl<'a> Verifier<'a> {
     fn scan(&mut self, pos: usize, n: usize, limit: usize) -> Result<()> {
         for i in 0..n {
             let s = self.r.word(pos + 8 * i)?;
+            if self.check_leaf(s, limit)? {
+                continue;
+            }
             match s & TAG_MASK {
-                TAG_INT => {}
-                TAG_STR => self.check_short_str(s, limit)?,
                 TAG_LIST | TAG_TUPLE => {
                     let len = ((s >> 3) & 0xFFFF) as usize;
                     let off = ((s >> 19) << 3) as usize;
@@ -187,22 +188,34 @@ impl<'a> Verifier<'a> {
                     }
                 }
                 TAG_OBJ => self.stack.push(Work::Slot(s, limit)),
-                TAG_SSTR => {
-                    let len = ((s >> 3) & 7) as usize;
-                    let b = s.to_le_bytes();
-                    // Bits 6..7 of byte 0 are padding too (equal strings have equal slots).
-                    if b[0] & 0xC0 != 0
-                        || b[1..1 + len].iter().any(|&c| c >= 0x80)
-                        || b[1 + len..].iter().any(|&c| c != 0)
-                    {
-                        return Err(FormatError::new(format!("inline string slot 0x{s:016x} is malformed")));
-                    }
-                }
-                TAG_CONST if s >> 3 <= CONST_TRUE => {}
                 _ => self.check(s, limit)?,
             }
         }
         Ok(())
+    }
+
+    /// Checks a slot that is complete in itself or points to string units
+    /// only; false for the others (containers and objects).
+    #[inline]
+    fn check_leaf(&mut self, s: u64, limit: usize) -> Result<bool> {
+        match s & TAG_MASK {
+            TAG_INT => {}
+            TAG_CONST if s >> 3 <= CONST_TRUE => {}
+            TAG_SSTR => {
+                let len = ((s >> 3) & 7) as usize;
+                let b = s.to_le_bytes();
+                // Bits 6..7 of byte 0 are padding too (equal strings have equal slots).
+                if b[1..1 + len].iter().any(|&c| c >= 0x80) {
+                    return Err(FormatError::new(format!("inline string slot 0x{s:016x} is not ASCII")));
+                }
+                if b[0] & 0xC0 != 0 || b[1 + len..].iter().any(|&c| c != 0) {
+                    return Err(FormatError::new(format!("inline string slot 0x{s:016x} has non-zero padding")));
+                }
+            }
+            TAG_STR => self.check_short_str(s, limit)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 
     /// A headerless string: in place, valid units, canonical width.
@@ -229,20 +242,10 @@ impl<'a> Verifier<'a> {
     }
 
     fn check(&mut self, slot: u64, limit: usize) -> Result<()> {
+        if self.check_leaf(slot, limit)? {
+            return Ok(());
+        }
         let tag = slot & TAG_MASK;
-        if tag == TAG_STR {
-            let width = Width::from_code(slot >> 3);
-            let bytes = ((slot >> 5) & 0xFFFF) as usize * width.unit();
-            if bytes > RECHECK_STR_BYTES && !self.long_strings.insert(slot) {
-                return Ok(());
-            }
-        }
-        if tag == TAG_SSTR {
-            let n = ((slot >> 3) & 7) as usize;
-            if slot & 0xC0 != 0 || slot.to_le_bytes()[1 + n..].iter().any(|&b| b != 0) {
-                return Err(FormatError::new(format!("inline string slot 0x{slot:016x} has non-zero padding")));
-            }
-        }
         let value = self.r.decode(slot, limit)?;
         if tag == TAG_OBJ
             && matches!(value, Value::Int(_) | Value::Float(_) | Value::Complex(..))

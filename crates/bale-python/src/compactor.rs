@@ -70,6 +70,21 @@ impl Frame {
     }
 }
 
+/// Why a dict key or set element could not be stored: a Python error, or
+/// a refusal whose reason the caller prefixes with the path it knows.
+enum KeyFailure {
+    Python(PyErr),
+    Refused(String),
+}
+
+impl From<PyErr> for KeyFailure {
+    fn from(e: PyErr) -> Self {
+        KeyFailure::Python(e)
+    }
+}
+
+type KeyResult<T> = Result<T, KeyFailure>;
+
 pub struct Compactor<'py> {
     py: Python<'py>,
     pub builder: Builder,
@@ -372,12 +387,12 @@ impl<'py> Compactor<'py> {
     }
 
     unsafe fn set_slot(&mut self, obj: *mut PyObject, frozen: bool) -> PyResult<u64> {
-        let (slots, hashes) = self.elements(obj, 0).map_err(|err| self.in_part(err, "{...}"))?;
+        let (slots, hashes) = self.elements(obj, 0).map_err(|f| self.key_failure(f, "{...}".to_string()))?;
         Ok(self.builder.set(frozen, &slots, &hashes))
     }
 
     /// Slots and key hashes of the elements of a set or frozenset.
-    unsafe fn elements(&mut self, obj: *mut PyObject, depth: usize) -> PyResult<(Vec<u64>, Vec<u64>)> {
+    unsafe fn elements(&mut self, obj: *mut PyObject, depth: usize) -> KeyResult<(Vec<u64>, Vec<u64>)> {
         let it = Bound::from_owned_ptr_or_err(self.py, ffi::PyObject_GetIter(obj))?;
         let mut slots = Vec::new();
         let mut hashes = Vec::new();
@@ -385,7 +400,7 @@ impl<'py> Compactor<'py> {
             let e = ffi::PyIter_Next(it.as_ptr());
             if e.is_null() {
                 if let Some(err) = PyErr::take(self.py) {
-                    return Err(err);
+                    return Err(err.into());
                 }
                 break;
             }
@@ -397,22 +412,19 @@ impl<'py> Compactor<'py> {
         Ok((slots, hashes))
     }
 
-    /// Prefixes the current path to a key's error that has no path yet.
-    fn in_part(&self, err: PyErr, part: &str) -> PyErr {
-        if err.is_instance_of::<CompactError>(self.py) {
-            let msg = err.value(self.py).to_string();
-            if let Some(rest) = msg.strip_prefix("@key: ") {
-                let rest = rest.split(" (in key or set element").next().unwrap_or(rest);
-                return CompactError::new_err(format!("{}{}: {}", self.path(), part, rest));
-            }
+    /// The error for a failed key: refusals get the current path and `part`
+    /// (the key or set-element marker) in front of their reason.
+    fn key_failure(&self, failure: KeyFailure, part: String) -> PyErr {
+        match failure {
+            KeyFailure::Python(e) => e,
+            KeyFailure::Refused(reason) => CompactError::new_err(format!("{}{}: {}", self.path(), part, reason)),
         }
-        err
     }
 
     /// Slot and key hash of a hashable value (dict key or set element).
-    unsafe fn key(&mut self, obj: *mut PyObject, depth: usize) -> PyResult<(u64, u64)> {
+    unsafe fn key(&mut self, obj: *mut PyObject, depth: usize) -> KeyResult<(u64, u64)> {
         if depth > MAX_KEY_DEPTH {
-            return Err(CompactError::new_err(format!("@key: key nested too deeply (limit {MAX_KEY_DEPTH})")));
+            return Err(KeyFailure::Refused(format!("key nested too deeply (limit {MAX_KEY_DEPTH})")));
         }
         let tp = ffi::Py_TYPE(obj);
         if tp == addr_of_mut!(ffi::PyUnicode_Type) {
@@ -421,7 +433,7 @@ impl<'py> Compactor<'py> {
             return Ok((self.str_slot(obj), h));
         }
         if tp == addr_of_mut!(ffi::PyLong_Type) {
-            return self.int_slot(obj);
+            return Ok(self.int_slot(obj)?);
         }
         if obj == ffi::Py_None() {
             return Ok((SLOT_NONE, mix(SEED_NONE)));
@@ -464,7 +476,7 @@ impl<'py> Compactor<'py> {
         if let Some(native) = self.thaw_view(obj)? {
             return self.key(native, depth);
         }
-        Err(CompactError::new_err(format!("@key: cannot compact {} (in key or set element {})", type_name(obj), self.repr(obj))))
+        Err(KeyFailure::Refused(format!("cannot compact {}", type_name(obj))))
     }
 
     unsafe fn enter_dict(&mut self, obj: *mut PyObject) -> PyResult<()> {
@@ -489,7 +501,7 @@ impl<'py> Compactor<'py> {
                 let mut hashes = Vec::with_capacity(n);
                 for i in 0..n {
                     let key = self.items[items + i].0;
-                    let (s, h) = self.key(key, 0).map_err(|e| self.key_error(e, key))?;
+                    let (s, h) = self.key(key, 0).map_err(|f| self.key_failure(f, format!(": key {}", self.repr(key))))?;
                     slots.push(s);
                     hashes.push(h);
                 }
@@ -504,16 +516,6 @@ impl<'py> Compactor<'py> {
         Ok(())
     }
 
-    fn key_error(&self, err: PyErr, key: *mut PyObject) -> PyErr {
-        if err.is_instance_of::<CompactError>(self.py) {
-            let msg = err.value(self.py).to_string();
-            if let Some(rest) = msg.strip_prefix("@key: ") {
-                let rest = rest.split(" (in key or set element").next().unwrap_or(rest);
-                return CompactError::new_err(format!("{}: key {}: {}", self.path(), self.repr(key), rest));
-            }
-        }
-        err
-    }
 }
 
 /// Compacts `obj` into a bare buffer (no header) for probes and comparisons.

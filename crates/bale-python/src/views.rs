@@ -311,7 +311,7 @@ fn repr(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<String> {
 fn index_arg(key: &Bound<'_, PyAny>, len: usize, what: &str) -> PyResult<usize> {
     let i: isize = key.extract().map_err(|e: PyErr| {
         if e.is_instance_of::<PyOverflowError>(key.py()) {
-            PyIndexError::new_err(format!("cannot fit '{}' into an index-sized integer", "int"))
+            PyIndexError::new_err("cannot fit 'int' into an index-sized integer")
         } else {
             e
         }
@@ -361,7 +361,8 @@ fn seq_getitem(py: Python<'_>, region: &Py<Region>, seq: Seq, key: &Bound<'_, Py
     )))
 }
 
-/// Iterator over a list or tuple (forwards or backwards).
+/// Iterator over a list or tuple (forwards or backwards), or over the
+/// elements of a set or the keys of a dict (whose slots read the same way).
 #[pyclass(frozen, module = "bale")]
 pub struct SequenceIterator {
     region: Py<Region>,
@@ -390,31 +391,10 @@ impl SequenceIterator {
     }
 }
 
-/// Iterator over the elements of a set or the keys of a dict.
-#[pyclass(frozen, module = "bale")]
-pub struct TableIterator {
-    region: Py<Region>,
-    table: Table,
-    next: AtomicUsize,
-}
-
-#[pymethods]
-impl TableIterator {
-    fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
-        slf
-    }
-    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        let i = self.next.fetch_add(1, Ordering::Relaxed);
-        if i >= self.table.len {
-            self.next.store(self.table.len, Ordering::Relaxed);
-            return Ok(None);
-        }
-        let r = self.region.get().reader();
-        value_to_py(py, &self.region, r.table_item(self.table, i).map_err(format_error)?).map(Some)
-    }
-    fn __length_hint__(&self) -> usize {
-        self.table.len.saturating_sub(self.next.load(Ordering::Relaxed))
-    }
+/// Iterates a set's elements or a shape's keys: their slots read like a sequence's.
+fn table_iter(py: Python<'_>, region: &Py<Region>, t: Table) -> PyResult<Py<SequenceIterator>> {
+    let seq = Seq { start: t.start, pos: t.pos, len: t.len };
+    new_object(py, SequenceIterator { region: region.clone_ref(py), seq, next: AtomicUsize::new(0), reverse: false })
 }
 
 macro_rules! sequence_view {
@@ -561,8 +541,8 @@ impl DictView {
     fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         Ok(find_in(self.region.get(), self.dict.shape, key)?.is_some())
     }
-    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<TableIterator>> {
-        new_object(py, TableIterator { region: self.region.clone_ref(py), table: self.dict.shape, next: AtomicUsize::new(0) })
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<SequenceIterator>> {
+        table_iter(py, &self.region, self.dict.shape)
     }
     fn keys(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         let cls = KEYS_VIEW.import(slf.py(), "bale._mapping", "DictKeys")?;
@@ -617,8 +597,8 @@ macro_rules! set_view {
             fn __len__(&self) -> usize {
                 self.table.len
             }
-            fn __iter__(&self, py: Python<'_>) -> PyResult<Py<TableIterator>> {
-                new_object(py, TableIterator { region: self.region.clone_ref(py), table: self.table, next: AtomicUsize::new(0) })
+            fn __iter__(&self, py: Python<'_>) -> PyResult<Py<SequenceIterator>> {
+                table_iter(py, &self.region, self.table)
             }
             fn __contains__(&self, x: &Bound<'_, PyAny>) -> PyResult<bool> {
                 Ok(find_in(self.region.get(), self.table, x)?.is_some())
@@ -708,8 +688,7 @@ pub fn layout_check(py: Python<'_>, region: &Py<Region>) -> PyResult<bool> {
         && sample_matches(py, SetView { region: r(), table })?
         && sample_matches(py, FrozenSetView { region: r(), table })?
         && sample_matches(py, SequenceIterator { region: r(), seq, next: AtomicUsize::new(0), reverse: false })?
-        && sample_matches(py, TableIterator { region: r(), table, next: AtomicUsize::new(0) })?
         && sample_matches(py, DictIterator { region: r(), dict, next: AtomicUsize::new(0), items: false })?)
 }
 
-fast_new!(ListView, TupleView, DictView, SetView, FrozenSetView, SequenceIterator, TableIterator, DictIterator);
+fast_new!(ListView, TupleView, DictView, SetView, FrozenSetView, SequenceIterator, DictIterator);
