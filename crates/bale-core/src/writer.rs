@@ -9,6 +9,9 @@ use crate::hash;
 /// slots), which is what makes every reference point backwards.
 pub struct Builder {
     buf: Vec<u8>,
+    /// Offset of `buf[0]` in the region: 0, or the length of the region
+    /// this builder continues (its bytes live elsewhere).
+    base: usize,
     flags: u32,
     index_scratch: Vec<u32>,
 }
@@ -26,17 +29,34 @@ impl Builder {
     pub fn with_capacity(cap: usize) -> Builder {
         let mut buf = Vec::with_capacity(cap.max(HEADER_LEN));
         buf.resize(HEADER_LEN, 0);
-        Builder { buf, flags: 0, index_scratch: Vec::new() }
+        Builder { buf, base: 0, flags: 0, index_scratch: Vec::new() }
     }
-    /// The bytes written so far (a valid prefix to read with `Reader`).
+    /// Continues a region of `base` bytes (a multiple of 8) that lives
+    /// elsewhere: offsets start at `base`, slots may refer to the existing
+    /// bytes, and only the new bytes are kept here (see `new_bytes`).
+    pub fn continuing(base: usize, cap: usize) -> Builder {
+        assert!(base % 8 == 0 && base >= HEADER_LEN, "a region's length is a multiple of 8 and at least its header");
+        Builder { buf: Vec::with_capacity(cap), base, flags: 0, index_scratch: Vec::new() }
+    }
+    /// The bytes written so far (a valid prefix to read with `Reader`,
+    /// for a builder that does not continue another region).
     pub fn bytes(&self) -> &[u8] {
         &self.buf
     }
+    /// The bytes this builder added, which belong at offset `base()`.
+    pub fn new_bytes(&self) -> &[u8] {
+        &self.buf
+    }
+    pub fn base(&self) -> usize {
+        self.base
+    }
+    /// The region's length so far, and the offset of the next object.
+    #[inline]
     pub fn len(&self) -> usize {
-        self.buf.len()
+        self.base + self.buf.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.buf.len() == HEADER_LEN
+        self.len() == HEADER_LEN
     }
     pub fn set_flags(&mut self, flags: u32) {
         self.flags |= flags;
@@ -75,7 +95,7 @@ impl Builder {
         if width == Width::Ascii && n <= SSTR_MAX {
             return make_sstr_slot(units);
         }
-        let off = self.buf.len();
+        let off = self.len();
         if n <= SHORT_MAX && off <= STR_SLOT_MAX_OFFSET {
             self.put_padded(units);
             return make_str_slot(width, n, off);
@@ -99,7 +119,7 @@ impl Builder {
     }
 
     pub fn bytes_obj(&mut self, b: &[u8]) -> u64 {
-        let off = self.buf.len();
+        let off = self.len();
         self.put(header_word(KIND_BYTES, b.len() as u64));
         self.put_padded(b);
         off as u64
@@ -109,7 +129,7 @@ impl Builder {
         if let Some(s) = make_int_slot(v) {
             return s;
         }
-        let off = self.buf.len();
+        let off = self.len();
         self.put(header_word(KIND_INT64, 0));
         self.put(v as u64);
         off as u64
@@ -125,21 +145,21 @@ impl Builder {
             w[..b.len()].copy_from_slice(&b);
             return self.int(i64::from_le_bytes(w));
         }
-        let off = self.buf.len();
+        let off = self.len();
         self.put(header_word(KIND_BIGINT, b.len() as u64));
         self.put_padded(&b);
         off as u64
     }
 
     pub fn float(&mut self, f: f64) -> u64 {
-        let off = self.buf.len();
+        let off = self.len();
         self.put(header_word(KIND_FLOAT, 0));
         self.put(f.to_bits());
         off as u64
     }
 
     pub fn complex(&mut self, re: f64, im: f64) -> u64 {
-        let off = self.buf.len();
+        let off = self.len();
         self.put(header_word(KIND_COMPLEX, 0));
         self.put(re.to_bits());
         self.put(im.to_bits());
@@ -153,7 +173,7 @@ impl Builder {
         if n == 0 {
             return tag;
         }
-        let off = self.buf.len();
+        let off = self.len();
         self.buf.reserve(8 * n + 8);
         let slot = if n <= SHORT_MAX && off <= SEQ_SLOT_MAX_OFFSET {
             make_seq_slot(tag, n, off)
@@ -168,7 +188,7 @@ impl Builder {
     fn table(&mut self, kind: u8, slots: &[u64], hashes: &[u64]) -> usize {
         let n = slots.len();
         let cap = index_cap(n);
-        let off = self.buf.len();
+        let off = self.len();
         self.buf.reserve(8 + 8 * n + 4 * cap + 8);
         self.put(header_word(kind, n as u64));
         self.put_slots(slots);
@@ -207,19 +227,21 @@ impl Builder {
 
     /// A dict whose keys are those of the shape at `shape` (with `values.len()` keys).
     pub fn dict(&mut self, shape: u64, values: &[u64]) -> u64 {
-        let off = self.buf.len();
+        let off = self.len();
         self.put(header_word(KIND_DICT, shape >> 3));
         self.put_slots(values);
         off as u64
     }
 
-    /// The bytes without a header: for scratch values read with `Reader` only.
+    /// The bytes without a header: for scratch values read with `Reader`
+    /// only, or the new bytes of a continuing builder.
     pub fn into_raw(self) -> Vec<u8> {
         self.buf
     }
 
     /// Writes the header and checksum and returns the region's bytes.
     pub fn finish(mut self, root: u64) -> Vec<u8> {
+        assert_eq!(self.base, 0, "a continuing builder has no header to finish");
         let total = self.buf.len() as u64;
         let b = &mut self.buf;
         b[OFF_MAGIC..OFF_MAGIC + 8].copy_from_slice(&MAGIC);
