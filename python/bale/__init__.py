@@ -8,10 +8,15 @@ collector sees as a single object.
 Invariants (as in GHC's ``Data.Compact``):
 
 * A region has no references out of it, and nothing in it ever changes.
-* ``compact`` copies: later changes to the original do not show in the region,
-  and identity sharing inside the input is not preserved (a subobject reachable
-  twice is stored twice; equal strings met again as the same object, and
-  dicts with the same keys, are stored once, which is invisible).
+* ``compact`` copies: later changes to the original do not show in the region.
+  By default identity sharing inside the input is not preserved (a subobject
+  reachable twice is stored twice; equal strings met again as the same object,
+  and dicts with the same keys, are stored once, which is invisible), and a
+  cycle is an error. ``compact(obj, share=True)`` stores every object once,
+  cycles included, and ``thaw`` gives the same sharing back.
+* ``Region.append`` adds data to a region without moving or changing any byte
+  already in it: views of the region inside the appended value are referenced,
+  not copied, and every earlier handle, view and buffer stays valid.
 * Views read the region in place; every read is bounds-checked, so any bytes
   given to ``load``/``open`` give ``FormatError`` rather than a crash.
 """
@@ -31,6 +36,7 @@ from bale._bale import (
     compact,
     load,
     open,
+    region_of,
     thaw,
 )
 
@@ -67,6 +73,7 @@ __all__ = [
     "open",
     "recv",
     "recv_async",
+    "region_of",
     "send",
     "send_async",
     "share",

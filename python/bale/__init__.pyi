@@ -14,6 +14,7 @@ from bale._bale import (
     compact as compact,
     load as load,
     open as open,
+    region_of as region_of,
     thaw as thaw,
 )
 
@@ -34,6 +35,7 @@ __all__ = [
     "open",
     "recv",
     "recv_async",
+    "region_of",
     "send",
     "send_async",
     "share",

@@ -22,6 +22,7 @@ __all__ = [
     "compact",
     "load",
     "open",
+    "region_of",
     "thaw",
 ]
 
@@ -48,6 +49,10 @@ class Region:
     def __buffer__(self, flags: int, /) -> memoryview: ...
     def __release_buffer__(self, buffer: memoryview, /) -> None: ...
     def __reduce_ex__(self, protocol: SupportsIndex, /) -> tuple[Any, ...]: ...
+    def append(self, obj: object, *, share: bool = False) -> Region:
+        """Copy ``obj`` into this region's memory; return a handle whose root is the copy."""
+    def compacted(self) -> Region:
+        """A fresh region holding only what this handle's root reaches."""
     def __copy__(self) -> Region: ...
     def __deepcopy__(self, memo: Any, /) -> Region: ...
 
@@ -106,8 +111,11 @@ class FrozenSetView(Set[Any]):
     def isdisjoint(self, other: Any, /) -> bool: ...
     def __hash__(self) -> int: ...
 
-def compact(obj: object) -> Region:
+def compact(obj: object, *, share: bool = False) -> Region:
     """A deep, immutable copy of ``obj`` in a fresh region."""
+
+def region_of(value: object) -> Region | None:
+    """The region a view lives in, rooted at that view; None for anything else."""
 
 def thaw(value: Any) -> Any:
     """Native Python objects from a view (deep); native values pass through."""

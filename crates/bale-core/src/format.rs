@@ -17,7 +17,10 @@ pub const OFF_RESERVED: usize = 44;
 
 /// Header flag: containers may be referenced more than once.
 pub const FLAG_SHARED: u32 = 1;
-pub const KNOWN_FLAGS: u32 = FLAG_SHARED;
+/// Header flag: references may point forward, so values may contain
+/// themselves (requires `FLAG_SHARED`).
+pub const FLAG_CYCLIC: u32 = 2;
+pub const KNOWN_FLAGS: u32 = FLAG_SHARED | FLAG_CYCLIC;
 
 pub const TAG_OBJ: u64 = 0;
 pub const TAG_INT: u64 = 1;

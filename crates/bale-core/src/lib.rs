@@ -25,14 +25,16 @@ pub mod error;
 pub mod format;
 pub mod hash;
 pub mod reader;
+pub mod transplant;
 pub mod verify;
 pub mod writer;
 
 pub use equality::values_eq;
 pub use error::{FormatError, Result};
-pub use reader::{announced_length, compute_checksum, parse_header, Dict, Header, Reader, Region, Seq, Str, Table, Value};
+pub use reader::{announced_length, compute_checksum, compute_checksum_split, parse_header, Dict, Header, Reader, Region, Seq, Str, Table, Value};
+pub use transplant::Transplant;
 pub use verify::verify;
-pub use writer::Builder;
+pub use writer::{Builder, ForwardRefs};
 
 /// Looks up a string key in a dict; `None` when absent.
 pub fn lookup_str<'a>(r: &Reader<'a>, d: Dict, key: &str) -> Result<Option<Value<'a>>> {

@@ -151,6 +151,9 @@ pub fn parse_header(buf: &[u8]) -> Result<Header> {
     if flags & !KNOWN_FLAGS != 0 {
         return Err(FormatError::at(OFF_FLAGS, format!("unknown header flags 0x{flags:08x}")));
     }
+    if flags & FLAG_CYCLIC != 0 && flags & FLAG_SHARED == 0 {
+        return Err(FormatError::at(OFF_FLAGS, "header flags set CYCLIC without SHARED"));
+    }
     if buf[OFF_RESERVED..HEADER_LEN].iter().any(|&b| b != 0) {
         return Err(FormatError::at(OFF_RESERVED, "reserved header bytes are not zero"));
     }
@@ -180,6 +183,17 @@ pub fn announced_length(head: &[u8]) -> Result<u64> {
     Ok(total)
 }
 
+/// The checksum of a region given as its header and the rest, apart
+/// (for a region whose header is made anew in front of existing bytes).
+pub fn compute_checksum_split(header: &[u8], rest: &[u8]) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&header[..OFF_CHECKSUM]);
+    h.update(&[0u8; 8]);
+    h.update(&header[OFF_CHECKSUM + 8..HEADER_LEN]);
+    h.update(rest);
+    h.digest()
+}
+
 /// XXH3-64 of the region with its checksum field taken as zero.
 pub fn compute_checksum(buf: &[u8]) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
@@ -191,9 +205,15 @@ pub fn compute_checksum(buf: &[u8]) -> u64 {
 
 /// A reader over bytes laid out as a region (a whole region, or the
 /// prefix a `Builder` has written so far).
+///
+/// In an acyclic region every reference must lie before its referrer,
+/// which is what bounds every traversal; a cyclic reader (regions with
+/// `FLAG_CYCLIC`) accepts references anywhere in the data area, and its
+/// callers bound their traversals with visit marks instead.
 #[derive(Clone, Copy, Debug)]
 pub struct Reader<'a> {
     buf: &'a [u8],
+    cyclic: bool,
 }
 
 /// A validated-header region: the entry point for reading.
@@ -220,7 +240,8 @@ impl<'a> Region<'a> {
     /// Checks the header only: O(1).
     pub fn new(buf: &'a [u8]) -> Result<Region<'a>> {
         let header = parse_header(buf)?;
-        Ok(Region { reader: Reader { buf }, header })
+        let cyclic = header.flags & FLAG_CYCLIC != 0;
+        Ok(Region { reader: Reader { buf, cyclic }, header })
     }
     /// Checks the header, the checksum and the whole structure: O(n).
     pub fn new_verified(buf: &'a [u8]) -> Result<Region<'a>> {
@@ -237,6 +258,9 @@ impl<'a> Region<'a> {
     pub fn shared(&self) -> bool {
         self.header.flags & FLAG_SHARED != 0
     }
+    pub fn cyclic(&self) -> bool {
+        self.header.flags & FLAG_CYCLIC != 0
+    }
 }
 
 #[inline]
@@ -246,7 +270,15 @@ fn bad(offset: usize, msg: &str) -> FormatError {
 
 impl<'a> Reader<'a> {
     pub fn new(buf: &'a [u8]) -> Reader<'a> {
-        Reader { buf }
+        Reader { buf, cyclic: false }
+    }
+    /// A reader for a region with the given header flags.
+    pub fn with_flags(buf: &'a [u8], flags: u32) -> Reader<'a> {
+        Reader { buf, cyclic: flags & FLAG_CYCLIC != 0 }
+    }
+    /// Whether references may point forward (see the type's docs).
+    pub fn cyclic(&self) -> bool {
+        self.cyclic
     }
     pub fn buf(&self) -> &'a [u8] {
         self.buf
@@ -260,12 +292,14 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Checks that `[off, off+size)` lies inside the data area and ends at or before `limit`.
+    /// Checks that `[off, off+size)` lies inside the data area and, unless
+    /// the reader is cyclic, ends at or before `limit`.
     #[inline]
     fn extent(&self, off: usize, size: usize, limit: usize, what: &str) -> Result<()> {
         if off < HEADER_LEN {
             return Err(FormatError::at(off, format!("{what} points into the header")));
         }
+        let limit = if self.cyclic { self.buf.len() } else { limit };
         match off.checked_add(size) {
             Some(end) if end <= limit && end <= self.buf.len() => Ok(()),
             _ => Err(FormatError::at(

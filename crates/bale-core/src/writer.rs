@@ -185,6 +185,14 @@ impl Builder {
         slot
     }
 
+    /// An empty list with an address (so that references to it can be told
+    /// apart from references to other empty lists).
+    pub fn empty_list_object(&mut self) -> u64 {
+        let off = self.len();
+        self.put(header_word(KIND_LIST, 0));
+        off as u64
+    }
+
     fn table(&mut self, kind: u8, slots: &[u64], hashes: &[u64]) -> usize {
         let n = slots.len();
         let cap = index_cap(n);
@@ -233,6 +241,22 @@ impl Builder {
         off as u64
     }
 
+    /// Overwrites the slot word at `pos`, which this builder wrote.
+    pub fn patch(&mut self, pos: usize, slot: u64) {
+        let i = pos - self.base;
+        self.buf[i..i + 8].copy_from_slice(&slot.to_le_bytes());
+    }
+
+    /// Where the element slots start of a non-empty list, tuple or dict
+    /// whose slot this builder returned.
+    pub fn slots_pos(slot: u64) -> usize {
+        if slot & TAG_MASK == TAG_OBJ {
+            slot as usize + 8
+        } else {
+            ((slot >> 19) << 3) as usize
+        }
+    }
+
     /// The bytes without a header: for scratch values read with `Reader`
     /// only, or the new bytes of a continuing builder.
     pub fn into_raw(self) -> Vec<u8> {
@@ -253,5 +277,59 @@ impl Builder {
         let sum = crate::reader::compute_checksum(b);
         b[OFF_CHECKSUM..OFF_CHECKSUM + 8].copy_from_slice(&sum.to_le_bytes());
         self.buf
+    }
+}
+
+/// References to containers whose slot is not known yet because they are
+/// still being written (a value reached again from inside itself). A
+/// placeholder slot, with the invalid tag 7, stands in; once the container
+/// is written every placeholder for it is overwritten with its slot. The
+/// region then holds forward references and needs `FLAG_CYCLIC`.
+///
+/// Targets are numbered by the depth of the container on the writer's
+/// stack: a deeper container always finishes first, so a number is never
+/// reused while placeholders for it are pending.
+#[derive(Default)]
+pub struct ForwardRefs {
+    pending: Vec<Vec<usize>>,
+    made: bool,
+}
+
+impl ForwardRefs {
+    /// The stand-in for the container at stack depth `target`.
+    pub fn placeholder(&mut self, target: usize) -> u64 {
+        self.made = true;
+        ((target as u64) << 3) | TAG_MASK
+    }
+    /// Whether any placeholder was handed out (the region is cyclic).
+    pub fn made(&self) -> bool {
+        self.made
+    }
+    /// Records where the placeholders among `slots` landed, `slots` having
+    /// just been written as the elements of the container `slot`.
+    pub fn note(&mut self, slot: u64, slots: &[u64]) {
+        if !self.made {
+            return;
+        }
+        let mut pos = None;
+        for (i, &s) in slots.iter().enumerate() {
+            if s & TAG_MASK == TAG_MASK {
+                let at = *pos.get_or_insert_with(|| Builder::slots_pos(slot));
+                let target = (s >> 3) as usize;
+                if self.pending.len() <= target {
+                    self.pending.resize_with(target + 1, Vec::new);
+                }
+                self.pending[target].push(at + 8 * i);
+            }
+        }
+    }
+    /// Fills the placeholders for the container at depth `target`, now
+    /// written with slot `slot`.
+    pub fn resolve(&mut self, b: &mut Builder, target: usize, slot: u64) {
+        if let Some(list) = self.pending.get_mut(target) {
+            for pos in list.drain(..) {
+                b.patch(pos, slot);
+            }
+        }
     }
 }

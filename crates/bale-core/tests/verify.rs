@@ -364,7 +364,8 @@ fn header_total_len() {
 
 #[test]
 fn header_flags_and_reserved() {
-    for flag in [2u32, 4, 0x100, 0x8000_0000, 3] {
+    // 2 is CYCLIC, which is refused without SHARED (1).
+    for flag in [2u32, 4, 0x100, 0x8000_0000, 7] {
         let mut b = valid();
         b[40..44].copy_from_slice(&flag.to_le_bytes());
         let e = header_err(&b);
@@ -378,11 +379,13 @@ fn header_flags_and_reserved() {
         assert_msg(&e, &["reserved"]);
         assert_eq!(e.offset, Some(OFF_RESERVED));
     }
-    // SHARED alone is fine.
-    let mut b = valid();
-    b[40] = 1;
-    fix_checksum(&mut b);
-    accept(&b);
+    // SHARED alone, and SHARED with CYCLIC, are fine.
+    for flags in [1u8, 3] {
+        let mut b = valid();
+        b[40] = flags;
+        fix_checksum(&mut b);
+        accept(&b);
+    }
 }
 
 #[test]

@@ -1,18 +1,25 @@
 //! Python objects to a region, in one iterative pass through the C-API.
 //!
 //! Children are written before their container. Strings met again by
-//! identity, and dict key sequences met again, are written once.
+//! identity, and dict key sequences met again, are written once. With
+//! `share`, every container met again is written once too, and a container
+//! met again inside itself becomes a forward reference (a cyclic region).
+//! Views of other regions are copied region to region; views of the region
+//! being appended to are referenced where they are.
 
 use std::fmt::Write;
 use std::ptr::addr_of_mut;
 
-use bale_core::format::{make_sstr_slot, SLOT_EMPTY_LIST, SLOT_EMPTY_TUPLE, SLOT_FALSE, SLOT_NONE, SLOT_TRUE};
+use bale_core::format::{
+    make_seq_slot, make_sstr_slot, FLAG_CYCLIC, FLAG_SHARED, SLOT_EMPTY_LIST, SLOT_EMPTY_TUPLE, SLOT_FALSE, SLOT_NONE,
+    SLOT_TRUE, TAG_LIST, TAG_TUPLE,
+};
 use bale_core::format::Width;
 use bale_core::hash::{
     frozenset_hash, hash_bigint, hash_bytes, hash_complex, hash_f64, hash_i64, hash_str_units, minimize_twos_complement,
     mix, TupleHasher, MAX_KEY_DEPTH, SEED_NONE,
 };
-use bale_core::Builder;
+use bale_core::{Builder, ForwardRefs, Transplant};
 use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -20,7 +27,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::errors::CompactError;
 use crate::strings::str_units;
-use crate::views::{check_expansion, view_parts};
+use crate::region::Region;
+use crate::views::{check_expansion, view_parts, Node};
 use crate::thawing::thaw_value;
 
 /// Path depth up to which cycle checks scan the path instead of a hash set.
@@ -88,6 +96,19 @@ type KeyResult<T> = Result<T, KeyFailure>;
 pub struct Compactor<'py> {
     py: Python<'py>,
     pub builder: Builder,
+    /// Preserve identity: each object is written once, cycles allowed.
+    share: bool,
+    /// With `share`: slots of the containers written, by address.
+    memo: FxHashMap<usize, u64>,
+    /// With `share`: containers being written, by address, and their depth.
+    active: FxHashMap<usize, usize>,
+    forward: ForwardRefs,
+    /// The region an append adds to: its views are referenced, not copied.
+    target: Option<Py<Region>>,
+    /// Copies made from views of other regions, by region.
+    transplants: FxHashMap<usize, (Py<Region>, Transplant)>,
+    /// Header flags the result needs.
+    flags: u32,
     strings: FxHashMap<usize, u64>,
     shapes: FxHashMap<Box<[usize]>, u64>,
     keepalive: Vec<Py<PyAny>>,
@@ -110,6 +131,13 @@ impl<'py> Compactor<'py> {
         Compactor {
             py,
             builder: Builder::with_capacity(capacity),
+            share: false,
+            memo: FxHashMap::default(),
+            active: FxHashMap::default(),
+            forward: ForwardRefs::default(),
+            target: None,
+            transplants: FxHashMap::default(),
+            flags: 0,
             strings: FxHashMap::default(),
             shapes: FxHashMap::default(),
             keepalive: Vec::new(),
@@ -119,6 +147,28 @@ impl<'py> Compactor<'py> {
             items: Vec::new(),
             key_ptrs: Vec::new(),
         }
+    }
+
+    /// Preserves identity: an object reached several times is written once
+    /// (the region gets the SHARED flag), and cycles are allowed.
+    pub fn share(mut self, share: bool) -> Self {
+        self.share = share;
+        if share {
+            self.flags |= FLAG_SHARED;
+        }
+        self
+    }
+
+    /// Builds bytes to append to `target`'s lineage at offset `at`.
+    pub fn appending(mut self, target: Py<Region>, at: usize) -> Self {
+        self.builder = Builder::continuing(at, 1 << 12);
+        self.target = Some(target);
+        self
+    }
+
+    /// The header flags the result needs (SHARED, CYCLIC).
+    pub fn flags(&self) -> u32 {
+        self.flags | if self.forward.made() { FLAG_CYCLIC | FLAG_SHARED } else { 0 }
     }
 
     /// Compacts `root` and returns its slot.
@@ -144,9 +194,7 @@ impl<'py> Compactor<'py> {
                         } else {
                             let (tuple, base) = (*tuple, *base);
                             let slot = self.builder.seq(tuple, &self.slots[base..]);
-                            self.slots.truncate(base);
-                            self.pop_frame();
-                            self.slots.push(slot);
+                            self.finish_frame(slot, base);
                         }
                     }
                     Frame::Dict { shape, items, len, next, base, .. } => {
@@ -162,10 +210,8 @@ impl<'py> Compactor<'py> {
                         } else {
                             let (shape, items, base) = (*shape, *items, *base);
                             let slot = self.builder.dict(shape, &self.slots[base..]);
-                            self.slots.truncate(base);
                             self.items.truncate(items);
-                            self.pop_frame();
-                            self.slots.push(slot);
+                            self.finish_frame(slot, base);
                         }
                     }
                 }
@@ -174,7 +220,26 @@ impl<'py> Compactor<'py> {
         Ok(self.slots.pop().expect("the root leaves one slot"))
     }
 
+    /// The container of the top frame was written as `slot`, its elements
+    /// being `slots[base..]`.
+    fn finish_frame(&mut self, slot: u64, base: usize) {
+        if self.share {
+            let depth = self.frames.len() - 1;
+            self.forward.note(slot, &self.slots[base..]);
+            self.forward.resolve(&mut self.builder, depth, slot);
+            let obj = self.frames[depth].obj() as usize;
+            self.active.remove(&obj);
+            self.memo.insert(obj, slot);
+        }
+        self.slots.truncate(base);
+        self.pop_frame();
+        self.slots.push(slot);
+    }
+
     fn push_frame(&mut self, f: Frame) {
+        if self.share {
+            self.active.insert(f.obj() as usize, self.frames.len());
+        }
         if self.frames.len() >= LINEAR_PATH && f.mutable() {
             self.deep_path.insert(f.obj() as usize);
         }
@@ -225,6 +290,9 @@ impl<'py> Compactor<'py> {
     }
 
     unsafe fn check_cycle(&self, obj: *mut PyObject) -> PyResult<()> {
+        if self.share {
+            return Ok(());
+        }
         let depth = self.frames.len();
         let linear = self.frames[..depth.min(LINEAR_PATH)].iter().position(|f| f.obj() == obj);
         let found = linear.or_else(|| {
@@ -305,6 +373,14 @@ impl<'py> Compactor<'py> {
     /// Visits one value: returns its slot, or None after pushing a frame for a container.
     unsafe fn visit(&mut self, obj: *mut PyObject) -> PyResult<Option<u64>> {
         let tp = ffi::Py_TYPE(obj);
+        if self.share {
+            if let Some(&s) = self.memo.get(&(obj as usize)) {
+                return Ok(Some(s));
+            }
+            if let Some(&depth) = self.active.get(&(obj as usize)) {
+                return Ok(Some(self.forward.placeholder(depth)));
+            }
+        }
         if tp == addr_of_mut!(ffi::PyUnicode_Type) {
             return Ok(Some(self.str_slot(obj)));
         }
@@ -319,6 +395,13 @@ impl<'py> Compactor<'py> {
             let tuple = tp == addr_of_mut!(ffi::PyTuple_Type);
             let len = ffi::Py_SIZE(obj) as usize;
             if len == 0 {
+                if self.share && !tuple {
+                    // An empty list may be shared and later mutated after
+                    // thaw: it needs a place of its own to be one object.
+                    let slot = self.builder.empty_list_object();
+                    self.memo.insert(obj as usize, slot);
+                    return Ok(Some(slot));
+                }
                 return Ok(Some(if tuple { SLOT_EMPTY_TUPLE } else { SLOT_EMPTY_LIST }));
             }
             if !tuple {
@@ -359,12 +442,50 @@ impl<'py> Compactor<'py> {
             return Ok(Some(self.builder.complex(ffi::PyComplex_RealAsDouble(obj), ffi::PyComplex_ImagAsDouble(obj))));
         }
         if tp == addr_of_mut!(ffi::PySet_Type) || tp == addr_of_mut!(ffi::PyFrozenSet_Type) {
-            return self.set_slot(obj, tp == addr_of_mut!(ffi::PyFrozenSet_Type)).map(Some);
+            let slot = self.set_slot(obj, tp == addr_of_mut!(ffi::PyFrozenSet_Type))?;
+            if self.share {
+                self.memo.insert(obj as usize, slot);
+            }
+            return Ok(Some(slot));
         }
-        if let Some(native) = self.thaw_view(obj)? {
-            return self.visit(native);
+        if let Some(slot) = self.view_slot(obj)? {
+            return Ok(Some(slot));
         }
         Err(self.cannot(obj, ""))
+    }
+
+    /// The slot of a view met in the input: where it is, when it lives in
+    /// the region being appended to; else a native copy from its region.
+    unsafe fn view_slot(&mut self, obj: *mut PyObject) -> PyResult<Option<u64>> {
+        let bound = Bound::from_borrowed_ptr(self.py, obj);
+        let Some((region, node)) = view_parts(&bound) else {
+            return Ok(None);
+        };
+        let reg = region.get();
+        let slot = node_slot(node);
+        if let Some(target) = &self.target {
+            if target.get().same_lineage(reg) {
+                // Handles of one lineage agree on every byte below their
+                // length, and the append starts past all of them.
+                self.flags |= FLAG_SHARED | (reg.flags() & FLAG_CYCLIC);
+                return Ok(Some(slot));
+            }
+        }
+        let key = region.as_ptr() as usize;
+        let share = self.share;
+        let (_, t) = self
+            .transplants
+            .entry(key)
+            .or_insert_with(|| (region.clone_ref(self.py), Transplant::new(&reg.reader(), share, reg.is_shared())));
+        let r = reg.reader();
+        let out = t.copy(&r, &mut self.builder, slot, r.buf().len()).map_err(crate::errors::format_error)?;
+        if t.made_shared() {
+            self.flags |= FLAG_SHARED;
+        }
+        if t.made_cycles() {
+            self.flags |= FLAG_SHARED | FLAG_CYCLIC;
+        }
+        Ok(Some(out))
     }
 
     /// A view met in the input is copied through its native form (kept alive
@@ -516,6 +637,24 @@ impl<'py> Compactor<'py> {
         Ok(())
     }
 
+}
+
+/// The slot that refers to a view's container where it is stored.
+pub fn node_slot(node: Node) -> u64 {
+    match node {
+        Node::List(s) | Node::Tuple(s) => {
+            let tag = if matches!(node, Node::List(_)) { TAG_LIST } else { TAG_TUPLE };
+            if s.len == 0 {
+                tag
+            } else if s.start == s.pos {
+                make_seq_slot(tag, s.len, s.start)
+            } else {
+                s.start as u64
+            }
+        }
+        Node::Dict(d) => d.start as u64,
+        Node::Set(t) | Node::FrozenSet(t) => t.start as u64,
+    }
 }
 
 /// Compacts `obj` into a bare buffer (no header) for probes and comparisons.

@@ -23,15 +23,31 @@ use crate::views::{untracked, view_parts};
 
 /// A deep, immutable copy of `obj` in a fresh region.
 #[pyfunction]
-fn compact(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Py<Region>> {
-    let mut c = compactor::Compactor::new(py, 1 << 16);
+#[pyo3(signature = (obj, *, share = false))]
+fn compact(py: Python<'_>, obj: &Bound<'_, PyAny>, share: bool) -> PyResult<Py<Region>> {
+    let mut c = compactor::Compactor::new(py, 1 << 16).share(share);
     let root = c.run(obj)?;
-    let bytes = std::mem::take(&mut c.builder).finish(root);
-    new_region(py, Region::adopt(py, Storage::Owned(bytes.into_boxed_slice()), false)?)
+    let flags = c.flags();
+    let mut builder = std::mem::take(&mut c.builder);
+    builder.set_flags(flags);
+    new_region(py, Region::adopt(py, Storage::owned(builder.finish(root)), false)?)
 }
 
-fn new_region(py: Python<'_>, region: Region) -> PyResult<Py<Region>> {
+pub(crate) fn new_region(py: Python<'_>, region: Region) -> PyResult<Py<Region>> {
     Ok(untracked(Py::new(py, region)?))
+}
+
+/// The region a view lives in, as a handle whose root is that view's
+/// value; `None` for anything that is not a view.
+#[pyfunction]
+fn region_of(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Option<Py<Region>>> {
+    match view_parts(value) {
+        Some((region, node)) => {
+            let handle = region.get().with_root(compactor::node_slot(node));
+            Ok(Some(new_region(py, handle)?))
+        }
+        None => Ok(None),
+    }
 }
 
 /// Native Python objects from a view (deep); anything else is returned as is.
@@ -48,7 +64,7 @@ fn thaw(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
 #[pyo3(signature = (buffer, *, verify = false))]
 fn load(py: Python<'_>, buffer: &Bound<'_, PyAny>, verify: bool) -> PyResult<Py<Region>> {
     let exported = ExportedBuffer::new(buffer)?;
-    new_region(py, Region::adopt(py, Storage::Exported(exported), verify)?)
+    new_region(py, Region::adopt(py, Storage::exported(exported), verify)?)
 }
 
 fn os_error(e: std::io::Error, path: &std::path::Path) -> PyErr {
@@ -67,10 +83,10 @@ fn open(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Py<Region>> {
     }
     let len = meta.len();
     let storage = if len == 0 {
-        Storage::Owned(Box::new([]))
+        Storage::owned(Vec::new())
     } else {
         // Safety: the map is read-only; the file is only ever replaced by rename (see save).
-        Storage::Mapped(unsafe { memmap2::Mmap::map(&file) }.map_err(|e| os_error(e, &path))?)
+        Storage::mapped(unsafe { memmap2::Mmap::map(&file) }.map_err(|e| os_error(e, &path))?)
     };
     let region = Region::adopt(py, storage, verify).map_err(|e| {
         if e.is_instance_of::<FormatError>(py) {
@@ -102,12 +118,13 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<views::FrozenSetView>()?;
     m.add_function(wrap_pyfunction!(compact, m)?)?;
     m.add_function(wrap_pyfunction!(thaw, m)?)?;
+    m.add_function(wrap_pyfunction!(region_of, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(announced_length, m)?)?;
     m.add("HEADER_LEN", bale_core::format::HEADER_LEN)?;
     // Check the object layout the fast view allocation relies on.
-    let probe = new_region(py, Region::adopt(py, Storage::Owned(bale_core::Builder::new().finish(bale_core::format::SLOT_NONE).into_boxed_slice()), false)?)?;
+    let probe = new_region(py, Region::adopt(py, Storage::owned(bale_core::Builder::new().finish(bale_core::format::SLOT_NONE)), false)?)?;
     alloc::enable_fast_path(views::layout_check(py, &probe)?);
     if alloc::fast_path_enabled() {
         fastslots::install(py);

@@ -1,11 +1,19 @@
-//! `bale.Region`: a region's bytes plus its root slot.
+//! `bale.Region`: a handle on a region's bytes plus its root slot.
+//!
+//! Every handle belongs to a lineage: the region it was made from and
+//! everything appended to it since. Handles of one lineage agree on every
+//! byte below their length, so a view of one can be referenced by offset
+//! from data appended through another (CNF's SHORTCUT rule).
 
 use std::ffi::c_int;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use bale_core::format::*;
 use bale_core::{Reader, Value};
-use pyo3::exceptions::PyBufferError;
+use pyo3::exceptions::{PyBufferError, PyMemoryError, PyRuntimeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -14,41 +22,191 @@ use crate::errors::format_error;
 use crate::storage::{buffer_ptr, Storage};
 use crate::views::value_to_py;
 
+/// The end of a lineage: where its next bytes go.
+struct Tail {
+    storage: Arc<Storage>,
+    used: usize,
+}
+
+pub struct Lineage {
+    tail: Mutex<Tail>,
+    /// Set while an append builds its bytes (with the GIL, which a
+    /// finalizer run by the GC may still hand to another thread).
+    appending: AtomicBool,
+}
+
+/// An append in progress on a lineage: its new bytes go at `at`.
+pub struct AppendSlot<'a> {
+    lineage: &'a Lineage,
+    pub at: usize,
+}
+
+impl Drop for AppendSlot<'_> {
+    fn drop(&mut self) {
+        self.lineage.appending.store(false, Ordering::Release);
+    }
+}
+
 #[pyclass(frozen, module = "bale", name = "Region")]
 pub struct Region {
-    storage: Storage,
+    storage: Arc<Storage>,
+    len: usize,
     root: u64,
-    shared: bool,
+    flags: u32,
+    lineage: Arc<Lineage>,
+    /// Made by `append`: the header at the start of the storage is that of
+    /// the lineage's first handle, not this one's.
+    grown: bool,
+    /// For grown handles, this handle as one contiguous region with its own
+    /// header, made when a buffer is first exported.
+    standalone: OnceLock<Box<[u8]>>,
 }
 
 impl Region {
     /// Adopts `storage` after checking its header (O(1)), or everything when `verify`.
     pub fn adopt(py: Python<'_>, storage: Storage, verify: bool) -> PyResult<Region> {
-        let header = bale_core::parse_header(storage.bytes()).map_err(format_error)?;
-        let region = Region { storage, root: header.root, shared: header.flags & bale_core::format::FLAG_SHARED != 0 };
+        let header = bale_core::parse_header(storage.all()).map_err(format_error)?;
+        let len = storage.all().len();
+        let storage = Arc::new(storage);
+        let lineage = Arc::new(Lineage {
+            tail: Mutex::new(Tail { storage: storage.clone(), used: len }),
+            appending: AtomicBool::new(false),
+        });
+        let region = Region {
+            storage,
+            len,
+            root: header.root,
+            flags: header.flags,
+            lineage,
+            grown: false,
+            standalone: OnceLock::new(),
+        };
         if verify {
             region.verify(py)?;
         }
         Ok(region)
     }
 
+    /// The bytes this handle reads (for a grown handle, the header at its
+    /// start is not its own: see `contiguous`).
     #[inline]
     pub fn buf(&self) -> &[u8] {
-        self.storage.bytes()
+        self.storage.prefix(self.len)
     }
     #[inline]
     pub fn reader(&self) -> Reader<'_> {
-        Reader::new(self.buf())
+        Reader::with_flags(self.buf(), self.flags)
     }
     pub fn is_shared(&self) -> bool {
-        self.shared
+        self.flags & FLAG_SHARED != 0
+    }
+    pub fn is_cyclic(&self) -> bool {
+        self.flags & FLAG_CYCLIC != 0
+    }
+    pub fn flags(&self) -> u32 {
+        self.flags
+    }
+    pub fn root_slot(&self) -> u64 {
+        self.root
     }
     pub fn root_value(&self) -> PyResult<Value<'_>> {
         self.reader().decode(self.root, self.buf().len()).map_err(format_error)
     }
+    pub fn same_lineage(&self, other: &Region) -> bool {
+        Arc::ptr_eq(&self.lineage, &other.lineage)
+    }
+
+    /// Another handle on the same bytes with `root` as its root.
+    pub fn with_root(&self, root: u64) -> Region {
+        Region {
+            storage: self.storage.clone(),
+            len: self.len,
+            root,
+            flags: self.flags,
+            lineage: self.lineage.clone(),
+            grown: self.grown || root != self.root,
+            standalone: OnceLock::new(),
+        }
+    }
+
+    /// Starts an append: the new bytes are to be built to start at the
+    /// returned slot's `at`, and handed to `finish_append`.
+    pub fn begin_append(&self) -> PyResult<AppendSlot<'_>> {
+        if self.lineage.appending.swap(true, Ordering::AcqRel) {
+            return Err(PyRuntimeError::new_err(
+                "another thread is appending to this region; appends to one region must not overlap",
+            ));
+        }
+        let at = self.lineage.tail.lock().unwrap_or_else(|p| p.into_inner()).used;
+        Ok(AppendSlot { lineage: &self.lineage, at })
+    }
+
+    /// Appends `bytes` (built to start at `slot.at`) and returns a handle
+    /// on the result with root `root`.
+    pub fn finish_append(&self, slot: AppendSlot<'_>, bytes: &[u8], root: u64, flags: u32) -> PyResult<Region> {
+        let at = slot.at;
+        let mut tail = self.lineage.tail.lock().unwrap_or_else(|p| p.into_inner());
+        debug_assert_eq!(tail.used, at);
+        if !tail.storage.has_room(at, bytes.len()) {
+            // Out of room: continue in a new reservation. The old storage
+            // stays alive and unchanged for the handles and views using it.
+            let fresh = Storage::reserve_with(tail.storage.prefix(at), bytes.len())
+                .map_err(|e| PyMemoryError::new_err(format!("cannot reserve memory to append to a region: {e}")))?;
+            tail.storage = Arc::new(fresh);
+        }
+        // Safety: there is room; every handle ends at or before `at`; the lock excludes other writers.
+        unsafe { tail.storage.write(at, bytes) };
+        tail.used = at + bytes.len();
+        Ok(Region {
+            storage: tail.storage.clone(),
+            len: tail.used,
+            root,
+            flags,
+            lineage: self.lineage.clone(),
+            grown: true,
+            standalone: OnceLock::new(),
+        })
+    }
+
+    /// The header this handle has as a standalone region.
+    fn own_header(&self) -> [u8; HEADER_LEN] {
+        let mut h = [0u8; HEADER_LEN];
+        h.copy_from_slice(&self.buf()[..HEADER_LEN]);
+        h[OFF_TOTAL_LEN..OFF_TOTAL_LEN + 8].copy_from_slice(&(self.len as u64).to_le_bytes());
+        h[OFF_ROOT..OFF_ROOT + 8].copy_from_slice(&self.root.to_le_bytes());
+        h[OFF_FLAGS..OFF_FLAGS + 4].copy_from_slice(&self.flags.to_le_bytes());
+        let sum = bale_core::compute_checksum_split(&h, &self.buf()[HEADER_LEN..]);
+        h[OFF_CHECKSUM..OFF_CHECKSUM + 8].copy_from_slice(&sum.to_le_bytes());
+        h
+    }
+
+    /// This handle as one contiguous region with its own header: the
+    /// storage itself for a handle made by compact, load or open; a copy,
+    /// made once, for a handle made by append.
+    pub fn contiguous(&self) -> &[u8] {
+        if !self.grown {
+            return self.buf();
+        }
+        self.standalone.get_or_init(|| {
+            let mut v = Vec::with_capacity(self.len);
+            v.extend_from_slice(&self.own_header());
+            v.extend_from_slice(&self.buf()[HEADER_LEN..]);
+            v.into_boxed_slice()
+        })
+    }
+
+    /// Writes the standalone form of this handle to `out`.
+    fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+        if self.grown && self.standalone.get().is_none() {
+            out.write_all(&self.own_header())?;
+            out.write_all(&self.buf()[HEADER_LEN..])
+        } else {
+            out.write_all(self.contiguous())
+        }
+    }
 }
 
-fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
+fn write_atomically(path: &Path, write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -58,7 +216,7 @@ fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
     let tmp = dir.join(format!(".{}.{}-{}.tmp", name.to_string_lossy(), std::process::id(), nonce));
     let result = (|| {
         let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(data)?;
+        write(&mut f)?;
         f.sync_all()?;
         drop(f);
         std::fs::rename(&tmp, path)?;
@@ -87,30 +245,37 @@ impl Region {
     /// Size of the region in bytes (equals `len(bytes(region))`).
     #[getter]
     fn nbytes(&self) -> usize {
-        self.buf().len()
+        self.len
     }
 
     /// Full check of structure and checksum; raises FormatError.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
-        let buf = self.buf();
+        let buf = self.contiguous();
         py.detach(|| bale_core::Region::new_verified(buf).map(|_| ())).map_err(format_error)
     }
 
     /// Writes the region to `path` atomically (temporary file, fsync, rename).
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        let buf = self.buf();
-        py.detach(|| write_atomically(&path, buf)).map_err(PyErr::from)
+        py.detach(|| write_atomically(&path, |f| self.write_to(f))).map_err(PyErr::from)
     }
 
-    fn __bytes__<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, self.buf())
+    fn __bytes__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        if !self.grown || self.standalone.get().is_some() {
+            return Ok(PyBytes::new(py, self.contiguous()));
+        }
+        let header = self.own_header();
+        PyBytes::new_with(py, self.len, |out| {
+            out[..HEADER_LEN].copy_from_slice(&header);
+            out[HEADER_LEN..].copy_from_slice(&self.buf()[HEADER_LEN..]);
+            Ok(())
+        })
     }
 
     unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
         if flags & ffi::PyBUF_WRITABLE == ffi::PyBUF_WRITABLE {
             return Err(PyBufferError::new_err("bale regions are read-only"));
         }
-        let buf = slf.get().buf();
+        let buf = slf.get().contiguous();
         let rc = ffi::PyBuffer_FillInfo(view, slf.as_ptr(), buffer_ptr(buf), buf.len() as ffi::Py_ssize_t, 1, flags);
         if rc != 0 {
             return Err(PyErr::fetch(slf.py()));
@@ -129,9 +294,45 @@ impl Region {
         let payload = if protocol >= 5 {
             py.import("pickle")?.getattr("PickleBuffer")?.call1((slf,))?
         } else {
-            PyBytes::new(py, slf.get().buf()).into_any()
+            Region::__bytes__(slf.get(), py)?.into_any()
         };
         Ok((load, (payload,)))
+    }
+
+    /// Copies `obj` into this region's memory and returns a handle whose
+    /// root is the copy. Views of this region inside `obj` are referenced
+    /// where they are; views of other regions are copied natively. This
+    /// handle, its views and buffers stay valid.
+    #[pyo3(signature = (obj, *, share = false))]
+    fn append(slf: &Bound<'_, Self>, obj: &Bound<'_, PyAny>, share: bool) -> PyResult<Py<Region>> {
+        let py = slf.py();
+        let me = slf.get();
+        let slot = me.begin_append()?;
+        let mut c = crate::compactor::Compactor::new(py, 0).share(share).appending(slf.clone().unbind(), slot.at);
+        let root = c.run(obj)?;
+        // References to data already in the lineage set SHARED (and CYCLIC
+        // when that data is cyclic); new data alone is a tree unless shared.
+        let flags = c.flags();
+        let grown = me.finish_append(slot, c.builder.new_bytes(), root, flags)?;
+        crate::new_region(py, grown)
+    }
+
+    /// A fresh region holding only what this handle's root reaches (the
+    /// copying collection for a region grown by many appends).
+    fn compacted(&self, py: Python<'_>) -> PyResult<Py<Region>> {
+        let r = self.reader();
+        let mut t = bale_core::Transplant::new(&r, false, self.is_shared());
+        let mut b = bale_core::Builder::with_capacity(self.len.min(1 << 26));
+        let root = py.detach(|| t.copy(&r, &mut b, self.root, self.len)).map_err(format_error)?;
+        let mut flags = 0;
+        if t.made_shared() {
+            flags |= FLAG_SHARED;
+        }
+        if t.made_cycles() {
+            flags |= FLAG_SHARED | FLAG_CYCLIC;
+        }
+        b.set_flags(flags);
+        crate::new_region(py, Region::adopt(py, Storage::owned(b.finish(root)), false)?)
     }
 
     /// Regions are immutable: a copy is the region itself.
@@ -153,6 +354,6 @@ impl Region {
             Ok(_) => "scalar".to_string(),
             Err(_) => "malformed".to_string(),
         };
-        format!("<bale.Region {} bytes, root: {}>", self.buf().len(), what)
+        format!("<bale.Region {} bytes, root: {}>", self.len, what)
     }
 }

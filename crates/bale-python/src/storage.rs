@@ -1,26 +1,112 @@
-//! Where a region's bytes live: owned memory, a read-only file mapping, or
-//! another object's exported buffer. All three are immutable and stay at one
-//! address for the life of the region.
+//! Where a region's bytes live: owned memory, a read-only file mapping,
+//! another object's exported buffer, or an address-space reservation made
+//! for appends. Bytes once written never change and never move; appends
+//! only write past everything any region handle can see.
 
 use std::ffi::c_void;
 
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-pub enum Storage {
-    Owned(Box<[u8]>),
+/// What owns the memory; only held, to be dropped with the storage.
+#[allow(dead_code)]
+enum Backing {
+    Heap(Vec<u8>),
+    Reserved(memmap2::MmapMut),
     Mapped(memmap2::Mmap),
     Exported(ExportedBuffer),
 }
 
+/// A block of memory whose first `len` bytes (as each region handle knows
+/// its own `len`) are a region, with room to append when `capacity`
+/// exceeds what has been written.
+pub struct Storage {
+    ptr: *mut u8,
+    /// Bytes that exist (mapped or allocated).
+    readable: usize,
+    /// Bytes that may be written past the region: 0 for memory bale does not own.
+    capacity: usize,
+    _backing: Backing,
+}
+
+// The memory is only read, except for appends past every handle's end,
+// which the region's lineage serializes. Exported buffers are released
+// under the GIL (in tp_dealloc).
+unsafe impl Send for Storage {}
+unsafe impl Sync for Storage {}
+
+/// Owned regions smaller than this give back the spare room of their
+/// allocation; larger ones keep it for appends (allocations this large
+/// are mapped on demand, so room never touched costs no memory).
+const KEEP_SPARE_FROM: usize = 1 << 20;
+
+/// Smallest reservation made for appends.
+const MIN_RESERVATION: usize = 64 << 20;
+
 impl Storage {
-    #[inline]
-    pub fn bytes(&self) -> &[u8] {
-        match self {
-            Storage::Owned(b) => b,
-            Storage::Mapped(m) => m,
-            Storage::Exported(e) => e.bytes(),
+    pub fn owned(mut bytes: Vec<u8>) -> Storage {
+        if bytes.len() < KEEP_SPARE_FROM {
+            bytes.shrink_to_fit();
         }
+        let (ptr, readable, capacity) = (bytes.as_mut_ptr(), bytes.len(), bytes.capacity());
+        Storage { ptr, readable, capacity, _backing: Backing::Heap(bytes) }
+    }
+
+    pub fn mapped(map: memmap2::Mmap) -> Storage {
+        let (ptr, readable) = (map.as_ptr() as *mut u8, map.len());
+        Storage { ptr, readable, capacity: 0, _backing: Backing::Mapped(map) }
+    }
+
+    pub fn exported(buf: ExportedBuffer) -> Storage {
+        let b = buf.bytes();
+        let (ptr, readable) = (b.as_ptr() as *mut u8, b.len());
+        Storage { ptr, readable, capacity: 0, _backing: Backing::Exported(buf) }
+    }
+
+    /// Fresh memory holding a copy of `prefix`, with room for `extra` more
+    /// bytes and more: address space is reserved generously (pages are only
+    /// allocated when written), so that later appends rarely need another copy.
+    pub fn reserve_with(prefix: &[u8], extra: usize) -> std::io::Result<Storage> {
+        let need = prefix.len() + extra;
+        let want = need.saturating_mul(2).max(MIN_RESERVATION);
+        let mut map = match memmap2::MmapOptions::new().len(want).no_reserve_swap().map_anon() {
+            Ok(m) => m,
+            // Strict overcommit may refuse a large reservation: take what is needed.
+            Err(_) => memmap2::MmapOptions::new().len(need.max(1)).map_anon()?,
+        };
+        map[..prefix.len()].copy_from_slice(prefix);
+        let (ptr, capacity) = (map.as_mut_ptr(), map.len());
+        Ok(Storage { ptr, readable: capacity, capacity, _backing: Backing::Reserved(map) })
+    }
+
+    /// The first `len` bytes; `len` is a length some handle was made with.
+    #[inline]
+    pub fn prefix(&self, len: usize) -> &[u8] {
+        debug_assert!(len <= self.readable);
+        if len == 0 {
+            return &[];
+        }
+        unsafe { std::slice::from_raw_parts(self.ptr, len) }
+    }
+
+    /// All the bytes that exist (for adopting a buffer or a file).
+    pub fn all(&self) -> &[u8] {
+        self.prefix(self.readable)
+    }
+
+    /// Whether `extra` bytes can be written at `at` in place.
+    pub fn has_room(&self, at: usize, extra: usize) -> bool {
+        at.checked_add(extra).is_some_and(|end| end <= self.capacity)
+    }
+
+    /// Writes `data` at `at`.
+    ///
+    /// # Safety
+    /// `has_room(at, data.len())` must hold, no handle may cover any byte at
+    /// or after `at`, and no other thread may write at the same time.
+    pub unsafe fn write(&self, at: usize, data: &[u8]) {
+        debug_assert!(self.has_room(at, data.len()));
+        std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr.add(at), data.len());
     }
 }
 
@@ -28,10 +114,6 @@ impl Storage {
 pub struct ExportedBuffer {
     view: Box<ffi::Py_buffer>,
 }
-
-// The exporter's memory is only read, and released under the GIL (in tp_dealloc).
-unsafe impl Send for ExportedBuffer {}
-unsafe impl Sync for ExportedBuffer {}
 
 impl ExportedBuffer {
     /// Asks `obj` for a contiguous buffer (any exporter: bytes, bytearray,

@@ -227,7 +227,7 @@ impl<'a, 'py> Thaw<'a, 'py> {
 }
 
 /// Identifies a container by where it starts and its length.
-fn container_key(v: &Value<'_>) -> (usize, usize) {
+pub fn container_key(v: &Value<'_>) -> (usize, usize) {
     match *v {
         Value::List(s) | Value::Tuple(s) => (s.pos, s.len),
         Value::Set(t) | Value::FrozenSet(t) => (t.start, t.len),

@@ -215,12 +215,34 @@ fn thawed(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<Py<PyAny>
 }
 
 pub fn check_expansion<'a>(r: &Reader<'a>, v: Value<'a>) -> PyResult<()> {
-    let mut steps = r.buf().len() / 8 + 1;
-    let mut stack: Vec<Value<'a>> = vec![v];
+    // Legitimately shared data may expand beyond its size (a list holding
+    // one list many times); the allowance bounds crafted sharing only.
+    let mut steps = r.buf().len() / 8 + EXPANSION_ALLOWANCE;
+    let cyclic = r.cyclic();
+    let mut stack: Vec<Walk<'a>> = vec![Walk::Enter(v)];
     let mut children: Vec<Value<'a>> = Vec::new();
     // Keys live once in their shape, whatever the number of dicts using it.
     let mut shapes_seen = rustc_hash::FxHashSet::default();
-    while let Some(v) = stack.pop() {
+    // In cyclic regions, a container met again inside itself is where
+    // Python's own walks stop (`[...]`), so it expands to nothing more.
+    let mut on_path = rustc_hash::FxHashSet::default();
+    while let Some(w) = stack.pop() {
+        let v = match w {
+            Walk::Enter(v) => v,
+            Walk::Leave(key) => {
+                on_path.remove(&key);
+                continue;
+            }
+        };
+        if cyclic {
+            let key = crate::thawing::container_key(&v);
+            if key != (0, 0) {
+                if !on_path.insert(key) {
+                    continue;
+                }
+                stack.push(Walk::Leave(key));
+            }
+        }
         children.clear();
         match v {
             Value::List(s) | Value::Tuple(s) => {
@@ -246,10 +268,18 @@ pub fn check_expansion<'a>(r: &Reader<'a>, v: Value<'a>) -> PyResult<()> {
         }
         for &c in &children {
             bale_core::hash::spend(&mut steps).map_err(format_error)?;
-            stack.push(c);
+            stack.push(Walk::Enter(c));
         }
     }
     Ok(())
+}
+
+/// Values a shared region may expand to beyond one per word.
+const EXPANSION_ALLOWANCE: usize = 1 << 24;
+
+enum Walk<'a> {
+    Enter(Value<'a>),
+    Leave((usize, usize)),
 }
 
 /// Whether `other` is a native of the kind that a view of `node` may equal.
@@ -279,9 +309,19 @@ fn richcmp(
                 return Ok(py.NotImplemented());
             }
             let r = region.get().reader();
-            let eq = match with_stored(other, |or, ov| values_eq(&r, node.value(), or, ov).map_err(format_error))? {
-                Some(eq) => eq,
-                None => thawed(py, region, node)?.bind(py).eq(other)?,
+            let other_cyclic = view_parts(other).is_some_and(|(o, _)| o.get().is_cyclic());
+            let eq = if r.cyclic() || other_cyclic {
+                // Values that may contain themselves compare as Python compares them.
+                let other = match view_parts(other) {
+                    Some((reg, n)) => thawed(py, &reg, n)?.into_bound(py),
+                    None => other.clone(),
+                };
+                thawed(py, region, node)?.bind(py).eq(other)?
+            } else {
+                match with_stored(other, |or, ov| values_eq(&r, node.value(), or, ov).map_err(format_error))? {
+                    Some(eq) => eq,
+                    None => thawed(py, region, node)?.bind(py).eq(other)?,
+                }
             };
             Ok((eq == matches!(op, CompareOp::Eq)).into_pyobject(py)?.to_owned().into_any().unbind())
         }

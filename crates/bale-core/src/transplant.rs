@@ -1,0 +1,249 @@
+//! Copying a value from one region into a region being built, natively:
+//! no Python objects, one pass over the source (the copy `compacted()`
+//! makes, and the one `append` and `compact` make of views of other
+//! regions).
+//!
+//! Strings and shapes are copied once per source object, whatever the
+//! number of references to them. Containers are copied once when the source
+//! shares them (SHARED flag) or the caller asks for sharing; otherwise each
+//! reference is a fresh copy, within a budget of one slot per source word
+//! (so crafted sharing cannot make the copy exponential). Cycles of a
+//! cyclic source become forward references in the copy (see `ForwardRefs`).
+
+use std::collections::HashMap;
+
+use crate::error::{FormatError, Result};
+use crate::format::*;
+use crate::hash::{hash_value, spend, MAX_KEY_DEPTH};
+use crate::reader::{Dict, Reader, Seq, Table, Value};
+use crate::writer::{Builder, ForwardRefs};
+
+enum Frame {
+    Seq { src: u64, seq: Seq, tuple: bool, next: usize, base: usize },
+    Dict { src: u64, dict: Dict, shape: u64, next: usize, base: usize },
+}
+
+/// What has been copied from one source region into one destination; keep
+/// it across calls to copy several values of the same source into the same
+/// destination with their common parts stored once.
+pub struct Transplant {
+    /// Share every container of the source that is referenced again.
+    share: bool,
+    /// Source slot -> destination slot of strings, shapes and other
+    /// non-containers copied (always), and of containers (when sharing).
+    done: HashMap<u64, u64>,
+    containers: HashMap<u64, u64>,
+    /// Source containers being copied -> their depth on the stack.
+    active: HashMap<u64, usize>,
+    frames: Vec<Frame>,
+    slots: Vec<u64>,
+    forward: ForwardRefs,
+    steps: usize,
+    shared: bool,
+}
+
+impl Transplant {
+    /// `share`: keep each container referenced several times as one copy
+    /// (forced for sources with the SHARED flag).
+    pub fn new(src: &Reader<'_>, share: bool, source_shared: bool) -> Transplant {
+        Transplant {
+            share: share || source_shared || src.cyclic(),
+            done: HashMap::new(),
+            containers: HashMap::new(),
+            active: HashMap::new(),
+            frames: Vec::new(),
+            slots: Vec::new(),
+            forward: ForwardRefs::default(),
+            steps: src.buf().len() / 8 + 1,
+            shared: false,
+        }
+    }
+
+    /// Whether a container was referenced again (the destination needs `FLAG_SHARED`).
+    pub fn made_shared(&self) -> bool {
+        self.shared
+    }
+    /// Whether forward references were written (the destination needs `FLAG_CYCLIC`).
+    pub fn made_cycles(&self) -> bool {
+        self.forward.made()
+    }
+
+    /// Copies the value of `slot` (found in a container starting at `limit`)
+    /// from `src` into `dst` and returns its slot there.
+    pub fn copy(&mut self, src: &Reader<'_>, dst: &mut Builder, slot: u64, limit: usize) -> Result<u64> {
+        let first = self.visit(src, dst, slot, limit)?;
+        if let Some(s) = first {
+            return Ok(s);
+        }
+        while let Some(top) = self.frames.last_mut() {
+            let child = match top {
+                Frame::Seq { seq, next, .. } if *next < seq.len => {
+                    let (seq, i) = (*seq, *next);
+                    *next += 1;
+                    Some((src.seq_slot(seq, i)?, seq.start))
+                }
+                Frame::Dict { dict, next, .. } if *next < dict.len => {
+                    let (d, i) = (*dict, *next);
+                    *next += 1;
+                    Some((src.word(d.values + 8 * i)?, d.start))
+                }
+                _ => None,
+            };
+            match child {
+                Some((s, lim)) => {
+                    if let Some(out) = self.visit(src, dst, s, lim)? {
+                        self.slots.push(out);
+                    }
+                }
+                None => self.finish_frame(dst),
+            }
+        }
+        Ok(self.slots.pop().expect("the copied value leaves one slot"))
+    }
+
+    fn finish_frame(&mut self, dst: &mut Builder) {
+        let depth = self.frames.len() - 1;
+        let (src, out, base) = match self.frames.pop().expect("a frame to finish") {
+            Frame::Seq { src, tuple, base, .. } => (src, dst.seq(tuple, &self.slots[base..]), base),
+            Frame::Dict { src, shape, base, .. } => (src, dst.dict(shape, &self.slots[base..]), base),
+        };
+        self.forward.note(out, &self.slots[base..]);
+        self.forward.resolve(dst, depth, out);
+        self.slots.truncate(base);
+        self.active.remove(&src);
+        if self.share {
+            self.containers.insert(src, out);
+        }
+        self.slots.push(out);
+    }
+
+    /// A leaf's slot, or `None` after pushing a frame for a container.
+    fn visit(&mut self, src: &Reader<'_>, dst: &mut Builder, slot: u64, limit: usize) -> Result<Option<u64>> {
+        spend(&mut self.steps)?;
+        match slot & TAG_MASK {
+            TAG_INT | TAG_CONST | TAG_SSTR => {
+                src.decode(slot, limit)?;
+                return Ok(Some(slot));
+            }
+            _ => {}
+        }
+        if let Some(&out) = self.done.get(&slot) {
+            return Ok(Some(out));
+        }
+        if let Some(&out) = self.containers.get(&slot) {
+            self.shared = true;
+            return Ok(Some(out));
+        }
+        if let Some(&depth) = self.active.get(&slot) {
+            self.shared = true;
+            return Ok(Some(self.forward.placeholder(depth)));
+        }
+        let v = src.decode(slot, limit)?;
+        let depth = self.frames.len();
+        let base = self.slots.len();
+        match v {
+            Value::List(seq) | Value::Tuple(seq) => {
+                let tuple = matches!(v, Value::Tuple(_));
+                if seq.len == 0 {
+                    if self.share && !tuple && slot & TAG_MASK == TAG_OBJ {
+                        // An empty list with an address of its own may be shared.
+                        let out = dst.empty_list_object();
+                        self.containers.insert(slot, out);
+                        return Ok(Some(out));
+                    }
+                    return Ok(Some(if tuple { SLOT_EMPTY_TUPLE } else { SLOT_EMPTY_LIST }));
+                }
+                self.enter(slot, depth);
+                self.frames.push(Frame::Seq { src: slot, seq, tuple, next: 0, base });
+                Ok(None)
+            }
+            Value::Dict(dict) => {
+                let shape = self.shape(src, dst, dict.shape)?;
+                self.enter(slot, depth);
+                self.frames.push(Frame::Dict { src: slot, dict, shape, next: 0, base });
+                Ok(None)
+            }
+            Value::Set(_) | Value::FrozenSet(_) => {
+                let out = self.leaf_or_key(src, dst, v, 0)?;
+                if self.share {
+                    self.containers.insert(slot, out);
+                }
+                Ok(Some(out))
+            }
+            _ => {
+                // Scalars and strings are immutable: one copy serves every reference.
+                let out = self.leaf_or_key(src, dst, v, 0)?;
+                self.done.insert(slot, out);
+                Ok(Some(out))
+            }
+        }
+    }
+
+    fn enter(&mut self, slot: u64, depth: usize) {
+        // Only a source that may hold cycles can lead back to a container
+        // being copied; others need not pay for the bookkeeping.
+        if self.share {
+            self.active.insert(slot, depth);
+        }
+    }
+
+    fn shape(&mut self, src: &Reader<'_>, dst: &mut Builder, t: Table) -> Result<u64> {
+        let key = t.start as u64;
+        if let Some(&out) = self.done.get(&key) {
+            return Ok(out);
+        }
+        let (keys, hashes) = self.elements(src, dst, t, 0)?;
+        let out = dst.shape(&keys, &hashes);
+        self.done.insert(key, out);
+        Ok(out)
+    }
+
+    /// Slots in `dst` and key hashes of the entries of a set or shape.
+    fn elements(&mut self, src: &Reader<'_>, dst: &mut Builder, t: Table, depth: usize) -> Result<(Vec<u64>, Vec<u64>)> {
+        let mut slots = Vec::with_capacity(t.len);
+        let mut hashes = Vec::with_capacity(t.len);
+        for i in 0..t.len {
+            let v = src.table_item(t, i)?;
+            hashes.push(hash_value(src, v, 0)?);
+            slots.push(self.leaf_or_key(src, dst, v, depth + 1)?);
+        }
+        Ok((slots, hashes))
+    }
+
+    /// Copies a scalar, or a hashable container (a key or set element:
+    /// tuples and frozensets of bounded depth, copied recursively).
+    fn leaf_or_key(&mut self, src: &Reader<'_>, dst: &mut Builder, v: Value<'_>, depth: usize) -> Result<u64> {
+        if depth > MAX_KEY_DEPTH {
+            return Err(FormatError::new(format!("key nested too deeply (limit {MAX_KEY_DEPTH})")));
+        }
+        Ok(match v {
+            Value::None => SLOT_NONE,
+            Value::Bool(b) => {
+                if b {
+                    SLOT_TRUE
+                } else {
+                    SLOT_FALSE
+                }
+            }
+            Value::Int(i) => dst.int(i),
+            Value::BigInt(b) => dst.int_bytes(b),
+            Value::Float(f) => dst.float(f),
+            Value::Complex(re, im) => dst.complex(re, im),
+            Value::Str(s) => dst.str_units(s.width, s.units()),
+            Value::Bytes(b) => dst.bytes_obj(b),
+            Value::Set(t) | Value::FrozenSet(t) => {
+                let (slots, hashes) = self.elements(src, dst, t, depth)?;
+                dst.set(matches!(v, Value::FrozenSet(_)), &slots, &hashes)
+            }
+            Value::Tuple(seq) | Value::List(seq) => {
+                let mut slots = Vec::with_capacity(seq.len);
+                for i in 0..seq.len {
+                    spend(&mut self.steps)?;
+                    slots.push(self.leaf_or_key(src, dst, src.seq_item(seq, i)?, depth + 1)?);
+                }
+                dst.seq(matches!(v, Value::Tuple(_)), &slots)
+            }
+            Value::Dict(_) => return Err(FormatError::new("a dict cannot be a set element or dict key")),
+        })
+    }
+}
