@@ -423,6 +423,11 @@ impl<'a> Reader<'a> {
                     return Err(too_long());
                 }
                 let shape = self.table(shape_off, n, off, "shape object")?;
+                // Shapes precede their dicts in cyclic regions too: a shape
+                // is never part of a cycle.
+                if shape_off + pad8(8 + 8 * n + 4 * index_cap(n)) > off {
+                    return Err(bad(shape_off, "dict shape does not lie before its dict"));
+                }
                 self.extent(off, 8 + 8 * n, limit, "dict object")?;
                 Ok(Value::Dict(Dict { start: off, shape, values: body, len: n }))
             }
