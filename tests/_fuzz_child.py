@@ -68,6 +68,32 @@ def originals():
     ]
 
 
+def shared_and_grown():
+    """(region bytes, original or None) for regions made with share=True
+    (cycles included) and by appends. Cyclic values have no original to
+    compare with: Python's own == recurses without end on them."""
+    out = []
+    x = [1, "shared string value", (2.5, None)]
+    out.append((bytes(bale.compact([x, x, {"k": x}], share=True)), [x, x, {"k": x}]))
+    me = []
+    me.append(me)
+    me.append({"self": me, "n": 1})
+    out.append((bytes(bale.compact(me, share=True)), None))
+    t = ([], "t")
+    t[0].append(t)
+    d = {"a": [t], "b": None}
+    d["d"] = d
+    out.append((bytes(bale.compact([d, t, []], share=True)), None))
+    r = bale.compact([3, 2, 1])
+    for i in range(5):
+        r = r.append((i, f"item {i} of the persistent list", r.root))
+    out.append((bytes(r), bale.thaw(r.root)))
+    other = bale.compact({f"k{i}": [i] * 3 for i in range(12)})
+    r = r.append({"from another region": other.root, "here": r.root, "again": r.root})
+    out.append((bytes(r), bale.thaw(r.root)))
+    return out
+
+
 # ---------------------------------------------------------------------------
 # Mutations
 # ---------------------------------------------------------------------------
@@ -163,7 +189,7 @@ def mutate(rng, base):
                 elif field == "bom":
                     b[12:16] = rng.choice([b"\x01\x02\x03\x04", b"\x00\x00\x00\x00", rng.randbytes(4)])
                 elif field == "flags":
-                    struct.pack_into("<I", b, 40, rng.choice([1, 1, 2, 0x80000000, rng.getrandbits(32)]))
+                    struct.pack_into("<I", b, 40, rng.choice([0, 1, 1, 2, 3, 3, 0x80000000, rng.getrandbits(32)]))
                 elif field == "reserved":
                     b[rng.randrange(44, 64)] = rng.randrange(1, 256)
                 else:
@@ -201,7 +227,7 @@ def header_random(rng):
             w = rng.choice(SPECIAL_WORDS)
         body += struct.pack("<Q", w)
     root = forged_slot(rng, total, total)
-    flags = 1 if rng.random() < 0.3 else 0
+    flags = rng.choice([0, 0, 0, 1, 3, 3])
     b = header(total, root, flags=flags) + body
     if HAVE_XXHASH and rng.random() < 0.8:
         fix_checksum(b)
@@ -345,6 +371,9 @@ def main():
     mode, seed, count, status_path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     origs = originals()
     bases = [bytes(bale.compact(o)) for o in origs]
+    for b, o in shared_and_grown():
+        bases.append(b)
+        origs.append(o)
     for o, b in zip(origs, bases):
         bale.load(b, verify=True)  # the originals themselves are valid
 

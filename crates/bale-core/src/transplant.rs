@@ -54,7 +54,7 @@ impl Transplant {
             frames: Vec::new(),
             slots: Vec::new(),
             forward: ForwardRefs::default(),
-            steps: src.buf().len() / 8 + 1,
+            steps: 0,
             shared: false,
         }
     }
@@ -71,6 +71,8 @@ impl Transplant {
     /// Copies the value of `slot` (found in a container starting at `limit`)
     /// from `src` into `dst` and returns its slot there.
     pub fn copy(&mut self, src: &Reader<'_>, dst: &mut Builder, slot: u64, limit: usize) -> Result<u64> {
+        // Each copy of a valid source visits at most one slot per word.
+        self.steps = src.buf().len() / 8 + 1;
         let first = self.visit(src, dst, slot, limit)?;
         if let Some(s) = first {
             return Ok(s);

@@ -27,7 +27,7 @@ struct Thaw<'a, 'py> {
     keys: Vec<*mut PyObject>,
     /// In regions with the SHARED flag: the object made for each container,
     /// so a container referenced twice is made once (and shared, as stored).
-    memo: Option<FxHashMap<(usize, usize), *mut PyObject>>,
+    memo: Option<FxHashMap<ContainerKey, *mut PyObject>>,
 }
 
 impl Drop for Thaw<'_, '_> {
@@ -130,6 +130,9 @@ impl<'a, 'py> Thaw<'a, 'py> {
             return self.make_new(v);
         };
         let key = container_key(&v);
+        if key == NOT_A_CONTAINER {
+            return self.make_new(v);
+        }
         if let Some(&p) = memo.get(&key) {
             ffi::Py_IncRef(p);
             return Ok((p, None));
@@ -226,12 +229,22 @@ impl<'a, 'py> Thaw<'a, 'py> {
     }
 }
 
-/// Identifies a container by where it starts and its length.
-pub fn container_key(v: &Value<'_>) -> (usize, usize) {
+/// A container's identity: kind, where it starts, and its length (two
+/// headerless slots may share a payload with different lengths).
+pub type ContainerKey = (u8, usize, usize);
+
+/// Identifies a container; scalars get the key `NOT_A_CONTAINER`.
+pub fn container_key(v: &Value<'_>) -> ContainerKey {
     match *v {
-        Value::List(s) | Value::Tuple(s) => (s.pos, s.len),
-        Value::Set(t) | Value::FrozenSet(t) => (t.start, t.len),
-        Value::Dict(d) => (d.start, d.len),
-        _ => (0, 0),
+        // Empty LIST/TUPLE slots have no place: each is a container of its own.
+        Value::List(s) | Value::Tuple(s) if s.start == 0 => NOT_A_CONTAINER,
+        Value::List(s) => (1, s.start, s.len),
+        Value::Tuple(s) => (2, s.start, s.len),
+        Value::Set(t) => (3, t.start, t.len),
+        Value::FrozenSet(t) => (4, t.start, t.len),
+        Value::Dict(d) => (5, d.start, d.len),
+        _ => NOT_A_CONTAINER,
     }
 }
+
+pub const NOT_A_CONTAINER: ContainerKey = (0, 0, 0);

@@ -236,7 +236,7 @@ pub fn check_expansion<'a>(r: &Reader<'a>, v: Value<'a>) -> PyResult<()> {
         };
         if cyclic {
             let key = crate::thawing::container_key(&v);
-            if key != (0, 0) {
+            if key != crate::thawing::NOT_A_CONTAINER {
                 if !on_path.insert(key) {
                     continue;
                 }
@@ -279,7 +279,7 @@ const EXPANSION_ALLOWANCE: usize = 1 << 24;
 
 enum Walk<'a> {
     Enter(Value<'a>),
-    Leave((usize, usize)),
+    Leave(crate::thawing::ContainerKey),
 }
 
 /// Whether `other` is a native of the kind that a view of `node` may equal.
@@ -310,7 +310,12 @@ fn richcmp(
             }
             let r = region.get().reader();
             let other_cyclic = view_parts(other).is_some_and(|(o, _)| o.get().is_cyclic());
-            let eq = if r.cyclic() || other_cyclic {
+            let same_place = view_parts(other).is_some_and(|(o, n)| {
+                o.get().same_lineage(region.get()) && crate::thawing::container_key(&n.value()) == crate::thawing::container_key(&node.value())
+            });
+            let eq = if same_place {
+                true
+            } else if r.cyclic() || other_cyclic {
                 // Values that may contain themselves compare as Python compares them.
                 let other = match view_parts(other) {
                     Some((reg, n)) => thawed(py, &reg, n)?.into_bound(py),
