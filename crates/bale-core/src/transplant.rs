@@ -10,7 +10,7 @@
 //! (so crafted sharing cannot make the copy exponential). Cycles of a
 //! cyclic source become forward references in the copy (see `ForwardRefs`).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::error::{FormatError, Result};
 use crate::format::*;
@@ -48,9 +48,9 @@ impl Transplant {
     pub fn new(src: &Reader<'_>, share: bool, source_shared: bool) -> Transplant {
         Transplant {
             share: share || source_shared || src.cyclic(),
-            done: HashMap::new(),
-            containers: HashMap::new(),
-            active: HashMap::new(),
+            done: HashMap::default(),
+            containers: HashMap::default(),
+            active: HashMap::default(),
             frames: Vec::new(),
             slots: Vec::new(),
             forward: ForwardRefs::default(),
@@ -172,12 +172,13 @@ impl Transplant {
                 }
                 Ok(Some(out))
             }
-            _ => {
-                // Scalars and strings are immutable: one copy serves every reference.
+            Value::Str(_) | Value::Bytes(_) | Value::BigInt(_) => {
+                // Immutable and possibly large: one copy serves every reference.
                 let out = self.leaf_or_key(src, dst, v, 0)?;
                 self.done.insert(slot, out);
                 Ok(Some(out))
             }
+            _ => self.leaf_or_key(src, dst, v, 0).map(Some),
         }
     }
 

@@ -227,9 +227,11 @@ impl<'py> Compactor<'py> {
             let depth = self.frames.len() - 1;
             self.forward.note(slot, &self.slots[base..]);
             self.forward.resolve(&mut self.builder, depth, slot);
-            let obj = self.frames[depth].obj() as usize;
-            self.active.remove(&obj);
-            self.memo.insert(obj, slot);
+            let obj = self.frames[depth].obj();
+            if unsafe { ffi::Py_REFCNT(obj) } > 1 {
+                self.active.remove(&(obj as usize));
+                self.memo.insert(obj as usize, slot);
+            }
         }
         self.slots.truncate(base);
         self.pop_frame();
@@ -237,7 +239,9 @@ impl<'py> Compactor<'py> {
     }
 
     fn push_frame(&mut self, f: Frame) {
-        if self.share {
+        // An object held by one reference is reached once: only others can
+        // be met again, so only they are remembered.
+        if self.share && unsafe { ffi::Py_REFCNT(f.obj()) } > 1 {
             self.active.insert(f.obj() as usize, self.frames.len());
         }
         if self.frames.len() >= LINEAR_PATH && f.mutable() {
@@ -373,7 +377,7 @@ impl<'py> Compactor<'py> {
     /// Visits one value: returns its slot, or None after pushing a frame for a container.
     unsafe fn visit(&mut self, obj: *mut PyObject) -> PyResult<Option<u64>> {
         let tp = ffi::Py_TYPE(obj);
-        if self.share {
+        if self.share && ffi::Py_REFCNT(obj) > 1 {
             if let Some(&s) = self.memo.get(&(obj as usize)) {
                 return Ok(Some(s));
             }
@@ -395,7 +399,7 @@ impl<'py> Compactor<'py> {
             let tuple = tp == addr_of_mut!(ffi::PyTuple_Type);
             let len = ffi::Py_SIZE(obj) as usize;
             if len == 0 {
-                if self.share && !tuple {
+                if self.share && !tuple && ffi::Py_REFCNT(obj) > 1 {
                     // An empty list may be shared and later mutated after
                     // thaw: it needs a place of its own to be one object.
                     let slot = self.builder.empty_list_object();
@@ -443,7 +447,7 @@ impl<'py> Compactor<'py> {
         }
         if tp == addr_of_mut!(ffi::PySet_Type) || tp == addr_of_mut!(ffi::PyFrozenSet_Type) {
             let slot = self.set_slot(obj, tp == addr_of_mut!(ffi::PyFrozenSet_Type))?;
-            if self.share {
+            if self.share && ffi::Py_REFCNT(obj) > 1 {
                 self.memo.insert(obj as usize, slot);
             }
             return Ok(Some(slot));
