@@ -413,3 +413,27 @@ def test_empty_lists_in_a_grown_region_thaw_apart():
     assert t[0][0] is not t[0][1] and t[1] is not t[2]
     t[1].append(1)
     assert t[2] == [] and t[0][0] == []
+
+
+def _rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs Linux /proc")
+def test_first_append_to_an_opened_file_does_not_read_it(tmp_path):
+    # The file is mapped again at the start of the new memory instead of
+    # being copied: appending touches a page or two, not the whole file.
+    path = tmp_path / "big.bale"
+    bale.compact([("row %d" % i) * 3 for i in range(900_000)]).save(path)
+    size = os.path.getsize(path)
+    assert size > 30_000_000
+    r = bale.open(path)
+    before = _rss_bytes()
+    g = r.append(("new", r.root))
+    g = g.append(("newer", g.root))
+    grew = _rss_bytes() - before
+    assert grew < size / 10, f"RSS grew by {grew} bytes for a {size}-byte file"
+    assert g.root[1][1][899_999] == "row 899999" * 3
+    assert g.root[0] == "newer" and g.root[1][0] == "new"
+    assert bale.load(bytes(g), verify=True).root[1][1][0] == "row 0" * 3

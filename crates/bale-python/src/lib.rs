@@ -86,7 +86,8 @@ fn open(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Py<Region>> {
         Storage::owned(Vec::new())
     } else {
         // Safety: the map is read-only; the file is only ever replaced by rename (see save).
-        Storage::mapped(unsafe { memmap2::Mmap::map(&file) }.map_err(|e| os_error(e, &path))?)
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| os_error(e, &path))?;
+        Storage::mapped(map, file)
     };
     let region = Region::adopt(py, storage, verify).map_err(|e| {
         if e.is_instance_of::<FormatError>(py) {

@@ -150,7 +150,7 @@ impl Region {
         if !tail.storage.has_room(at, bytes.len()) {
             // Out of room: continue in a new reservation. The old storage
             // stays alive and unchanged for the handles and views using it.
-            let fresh = Storage::reserve_with(tail.storage.prefix(at), bytes.len())
+            let fresh = tail.storage.grown(at, bytes.len())
                 .map_err(|e| PyMemoryError::new_err(format!("cannot reserve memory to append to a region: {e}")))?;
             tail.storage = Arc::new(fresh);
         }

@@ -12,9 +12,17 @@ use pyo3::prelude::*;
 #[allow(dead_code)]
 enum Backing {
     Heap(Vec<u8>),
-    Reserved(memmap2::MmapMut),
-    Mapped(memmap2::Mmap),
+    /// A reservation; its first bytes may map a region file (privately).
+    Reserved(memmap2::MmapMut, Option<MappedFile>),
+    Mapped(memmap2::Mmap, MappedFile),
     Exported(ExportedBuffer),
+}
+
+/// A region file mapped at the start of a storage: `len` bytes of `file`.
+#[derive(Clone)]
+struct MappedFile {
+    file: std::sync::Arc<std::fs::File>,
+    len: usize,
 }
 
 /// A block of memory whose first `len` bytes (as each region handle knows
@@ -52,9 +60,61 @@ impl Storage {
         Storage { ptr, readable, capacity, _backing: Backing::Heap(bytes) }
     }
 
-    pub fn mapped(map: memmap2::Mmap) -> Storage {
+    pub fn mapped(map: memmap2::Mmap, file: std::fs::File) -> Storage {
         let (ptr, readable) = (map.as_ptr() as *mut u8, map.len());
-        Storage { ptr, readable, capacity: 0, _backing: Backing::Mapped(map) }
+        let file = MappedFile { file: std::sync::Arc::new(file), len: readable };
+        Storage { ptr, readable, capacity: 0, _backing: Backing::Mapped(map, file) }
+    }
+
+    /// A new storage with the first `used` bytes of this one and room for
+    /// `extra` more. A region file at the start is mapped again, privately
+    /// (O(1): its pages are neither read nor copied, and never written back).
+    pub fn grown(&self, used: usize, extra: usize) -> std::io::Result<Storage> {
+        let file = match &self._backing {
+            Backing::Mapped(_, f) => Some(f),
+            Backing::Reserved(_, f) => f.as_ref(),
+            _ => None,
+        };
+        match file {
+            #[cfg(unix)]
+            Some(f) if f.len <= used => {
+                let mut fresh = Storage::reserve(used + extra)?;
+                fresh.map_file_at_start(f)?;
+                // Safety: `fresh` is new; nothing reads it yet.
+                unsafe { fresh.write(f.len, &self.prefix(used)[f.len..]) };
+                Ok(fresh)
+            }
+            _ => {
+                let fresh = Storage::reserve(used + extra)?;
+                unsafe { fresh.write(0, self.prefix(used)) };
+                Ok(fresh)
+            }
+        }
+    }
+
+    /// Replaces the first pages of a fresh reservation by a private,
+    /// writable mapping of the file: writes past the file's end (in its last
+    /// page) stay in this process's copy.
+    #[cfg(unix)]
+    fn map_file_at_start(&mut self, f: &MappedFile) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let Backing::Reserved(_, slot) = &mut self._backing else { unreachable!("a fresh reservation") };
+        // Safety: the range lies inside our own reservation, which MAP_FIXED replaces.
+        let p = unsafe {
+            libc::mmap(
+                self.ptr as *mut libc::c_void,
+                f.len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_FIXED,
+                f.file.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED || p as *mut u8 != self.ptr {
+            return Err(std::io::Error::last_os_error());
+        }
+        *slot = Some(f.clone());
+        Ok(())
     }
 
     pub fn exported(buf: ExportedBuffer) -> Storage {
@@ -63,20 +123,18 @@ impl Storage {
         Storage { ptr, readable, capacity: 0, _backing: Backing::Exported(buf) }
     }
 
-    /// Fresh memory holding a copy of `prefix`, with room for `extra` more
-    /// bytes and more: address space is reserved generously (pages are only
-    /// allocated when written), so that later appends rarely need another copy.
-    pub fn reserve_with(prefix: &[u8], extra: usize) -> std::io::Result<Storage> {
-        let need = prefix.len() + extra;
+    /// Fresh memory for at least `need` bytes: address space is reserved
+    /// generously (pages are only allocated when written), so that later
+    /// appends rarely need another copy.
+    fn reserve(need: usize) -> std::io::Result<Storage> {
         let want = need.saturating_mul(2).max(MIN_RESERVATION);
         let mut map = match memmap2::MmapOptions::new().len(want).no_reserve_swap().map_anon() {
             Ok(m) => m,
             // Strict overcommit may refuse a large reservation: take what is needed.
             Err(_) => memmap2::MmapOptions::new().len(need.max(1)).map_anon()?,
         };
-        map[..prefix.len()].copy_from_slice(prefix);
         let (ptr, capacity) = (map.as_mut_ptr(), map.len());
-        Ok(Storage { ptr, readable: capacity, capacity, _backing: Backing::Reserved(map) })
+        Ok(Storage { ptr, readable: capacity, capacity, _backing: Backing::Reserved(map, None) })
     }
 
     /// The first `len` bytes; `len` is a length some handle was made with.
