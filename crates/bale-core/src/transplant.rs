@@ -18,6 +18,9 @@ use crate::hash::{hash_value, spend, MAX_KEY_DEPTH};
 use crate::reader::{Dict, Reader, Seq, Table, Value};
 use crate::writer::{Builder, ForwardRefs};
 
+/// Entries of the cache of copied strings (a power of two).
+const LEAF_CACHE: usize = 1 << 16;
+
 enum Frame {
     Seq { src: u64, seq: Seq, tuple: bool, next: usize, base: usize },
     Dict { src: u64, dict: Dict, shape: u64, next: usize, base: usize },
@@ -29,9 +32,14 @@ enum Frame {
 pub struct Transplant {
     /// Share every container of the source that is referenced again.
     share: bool,
-    /// Source slot -> destination slot of strings, shapes and other
-    /// non-containers copied (always), and of containers (when sharing).
-    done: HashMap<u64, u64>,
+    /// Source offset -> destination slot of the shapes copied.
+    shapes: HashMap<u64, u64>,
+    /// Source slot -> destination slot of recently copied strings, bytes and
+    /// big ints, direct-mapped: a repeated string is found in one probe of
+    /// a table that stays in cache (an exact map of every string costs a
+    /// cache miss per string). A string evicted before it recurs is copied
+    /// again, which costs space, never correctness.
+    leaves: Vec<(u64, u64)>,
     containers: HashMap<u64, u64>,
     /// Source containers being copied -> their depth on the stack.
     active: HashMap<u64, usize>,
@@ -48,7 +56,8 @@ impl Transplant {
     pub fn new(src: &Reader<'_>, share: bool, source_shared: bool) -> Transplant {
         Transplant {
             share: share || source_shared || src.cyclic(),
-            done: HashMap::default(),
+            shapes: HashMap::default(),
+            leaves: Vec::new(),
             containers: HashMap::default(),
             active: HashMap::default(),
             frames: Vec::new(),
@@ -129,7 +138,7 @@ impl Transplant {
             }
             _ => {}
         }
-        if let Some(&out) = self.done.get(&slot) {
+        if let Some(out) = self.recall_leaf(slot) {
             return Ok(Some(out));
         }
         if let Some(&out) = self.containers.get(&slot) {
@@ -173,13 +182,34 @@ impl Transplant {
                 Ok(Some(out))
             }
             Value::Str(_) | Value::Bytes(_) | Value::BigInt(_) => {
-                // Immutable and possibly large: one copy serves every reference.
+                // Immutable: one copy serves every reference it is found for.
                 let out = self.leaf_or_key(src, dst, v, 0)?;
-                self.done.insert(slot, out);
+                self.remember_leaf(slot, out);
                 Ok(Some(out))
             }
             _ => self.leaf_or_key(src, dst, v, 0).map(Some),
         }
+    }
+
+    #[inline]
+    fn leaf_index(slot: u64) -> usize {
+        (slot.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - LEAF_CACHE.trailing_zeros())) as usize
+    }
+
+    #[inline]
+    fn recall_leaf(&self, slot: u64) -> Option<u64> {
+        match self.leaves.get(Self::leaf_index(slot)) {
+            Some(&(s, out)) if s == slot => Some(out),
+            _ => None,
+        }
+    }
+
+    fn remember_leaf(&mut self, slot: u64, out: u64) {
+        if self.leaves.is_empty() {
+            // Slot 0 never names an object (offsets start at 64): it marks empty entries.
+            self.leaves = vec![(0, 0); LEAF_CACHE];
+        }
+        self.leaves[Self::leaf_index(slot)] = (slot, out);
     }
 
     fn enter(&mut self, slot: u64, depth: usize) {
@@ -192,12 +222,12 @@ impl Transplant {
 
     fn shape(&mut self, src: &Reader<'_>, dst: &mut Builder, t: Table) -> Result<u64> {
         let key = t.start as u64;
-        if let Some(&out) = self.done.get(&key) {
+        if let Some(&out) = self.shapes.get(&key) {
             return Ok(out);
         }
         let (keys, hashes) = self.elements(src, dst, t, 0)?;
         let out = dst.shape(&keys, &hashes);
-        self.done.insert(key, out);
+        self.shapes.insert(key, out);
         Ok(out)
     }
 

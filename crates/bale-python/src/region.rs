@@ -322,7 +322,9 @@ impl Region {
     fn compacted(&self, py: Python<'_>) -> PyResult<Py<Region>> {
         let r = self.reader();
         let mut t = bale_core::Transplant::new(&r, false, self.is_shared());
-        let mut b = bale_core::Builder::with_capacity(self.len.min(1 << 26));
+        // The copy is at most as large as the source (plus a little when a shared
+        // string is evicted from the copy cache and copied again).
+        let mut b = bale_core::Builder::with_capacity(self.len + self.len / 16);
         let root = py.detach(|| t.copy(&r, &mut b, self.root, self.len)).map_err(format_error)?;
         let mut flags = 0;
         if t.made_shared() {
