@@ -2,6 +2,7 @@
 //! the cyclic GC paused: the objects built here are all reachable from the
 //! result, so collecting during the build would only waste time.
 
+use bale_core::format::{SLOT_FALSE, SLOT_NONE, SLOT_TRUE, TAG_CONST, TAG_INT, TAG_MASK};
 use bale_core::hash::MAX_KEY_DEPTH;
 use bale_core::{Dict, Reader, Seq, Value};
 use pyo3::ffi::{self, PyObject};
@@ -80,7 +81,11 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     let mut i = *next;
                     while i < seq.len && child.is_none() {
                         self.spend()?;
-                        let (c, f) = self.make(self.r.seq_item(seq, i).map_err(format_error)?)?;
+                        let slot = self.r.seq_slot(seq, i).map_err(format_error)?;
+                        let (c, f) = match self.inline_scalar(slot)? {
+                            Some(c) => (c, None),
+                            None => self.make(self.r.decode(slot, seq.start).map_err(format_error)?)?,
+                        };
                         if list {
                             ffi::PyList_SET_ITEM(obj, i as ffi::Py_ssize_t, c);
                         } else {
@@ -100,7 +105,11 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     let mut i = *next;
                     while i < dict.len && child.is_none() {
                         self.spend()?;
-                        let (c, f) = self.make(self.r.dict_value(dict, i).map_err(format_error)?)?;
+                        let slot = self.r.word(dict.values + 8 * i).map_err(format_error)?;
+                        let (c, f) = match self.inline_scalar(slot)? {
+                            Some(c) => (c, None),
+                            None => self.make(self.r.decode(slot, dict.start).map_err(format_error)?)?,
+                        };
                         let rc = ffi::PyDict_SetItem(obj, self.keys[keys + i], c);
                         ffi::Py_DecRef(c);
                         if rc != 0 {
@@ -119,6 +128,30 @@ impl<'a, 'py> Thaw<'a, 'py> {
             stack.extend(child);
         }
         Ok(root)
+    }
+
+    /// The object of an INT or CONST slot, made without decoding a `Value`
+    /// (the common elements of trees and records).
+    #[inline(always)]
+    unsafe fn inline_scalar(&self, slot: u64) -> PyResult<Option<*mut PyObject>> {
+        let p = match slot & TAG_MASK {
+            TAG_INT => ffi::PyLong_FromLongLong((slot as i64) >> 3),
+            TAG_CONST => {
+                let p = match slot {
+                    SLOT_NONE => ffi::Py_None(),
+                    SLOT_TRUE => ffi::Py_True(),
+                    SLOT_FALSE => ffi::Py_False(),
+                    _ => return Ok(None),
+                };
+                ffi::Py_IncRef(p);
+                p
+            }
+            _ => return Ok(None),
+        };
+        if p.is_null() {
+            return Err(PyErr::fetch(self.py));
+        }
+        Ok(Some(p))
     }
 
     /// A new object for `v`; containers come back empty with the frame that fills them.
