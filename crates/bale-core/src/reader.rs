@@ -294,18 +294,12 @@ impl<'a> Reader<'a> {
 
     /// Checks that `[off, off+size)` lies inside the data area and, unless
     /// the reader is cyclic, ends at or before `limit`.
-    #[inline]
+    #[inline(always)]
     fn extent(&self, off: usize, size: usize, limit: usize, what: &str) -> Result<()> {
-        if off < HEADER_LEN {
-            return Err(FormatError::at(off, format!("{what} points into the header")));
-        }
         let limit = if self.cyclic { self.buf.len() } else { limit };
         match off.checked_add(size) {
-            Some(end) if end <= limit && end <= self.buf.len() => Ok(()),
-            _ => Err(FormatError::at(
-                off,
-                format!("{what} of {size} bytes does not lie before its referrer at byte {limit}"),
-            )),
+            Some(end) if off >= HEADER_LEN && end <= limit && end <= self.buf.len() => Ok(()),
+            _ => Err(extent_error(off, size, limit, what)),
         }
     }
 
@@ -560,6 +554,17 @@ impl<'a> Reader<'a> {
         let ipos = t.index_pos() + 4 * p;
         u32::from_le_bytes(self.buf[ipos..ipos + 4].try_into().unwrap())
     }
+}
+
+/// The error of a failed `Reader::extent` check (kept out of line: the
+/// check itself is on every read).
+#[cold]
+#[inline(never)]
+fn extent_error(off: usize, size: usize, limit: usize, what: &str) -> FormatError {
+    if off < HEADER_LEN {
+        return FormatError::at(off, format!("{what} points into the header"));
+    }
+    FormatError::at(off, format!("{what} of {size} bytes does not lie before its referrer at byte {limit}"))
 }
 
 enum Probe {
