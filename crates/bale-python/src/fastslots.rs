@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::type_object::PyTypeInfo;
 
 use crate::alloc::value_of;
-use crate::views::{DictView, ListView, SequenceIterator, TupleView};
+use crate::views::{DictIterator, DictView, FrozenSetView, ListView, SequenceIterator, SetView, TupleView};
 
 fn into_ptr(py: Python<'_>, out: std::thread::Result<PyResult<Option<Py<PyAny>>>>) -> *mut PyObject {
     match out {
@@ -60,8 +60,50 @@ unsafe extern "C" fn dict_len(slf: *mut PyObject) -> ffi::Py_ssize_t {
     value_of::<DictView>(slf).dict.len as ffi::Py_ssize_t
 }
 
+/// A view or iterator whose only field with a destructor is its region.
+trait HoldsRegion {
+    fn region_ptr(&self) -> *mut PyObject;
+}
+
+macro_rules! holds_region {
+    ($($t:ty),*) => {$(
+        impl HoldsRegion for $t {
+            fn region_ptr(&self) -> *mut PyObject {
+                self.region.as_ptr()
+            }
+        }
+    )*};
+}
+holds_region!(ListView, TupleView, DictView, SetView, FrozenSetView, SequenceIterator, DictIterator);
+
+/// Frees a view or iterator (created untracked by `alloc::new_object`)
+/// without PyO3's generic path: a scan frees two views per record.
+unsafe extern "C" fn dealloc<T: HoldsRegion>(slf: *mut PyObject) {
+    let region = value_of::<T>(slf).region_ptr();
+    let tp = ffi::Py_TYPE(slf);
+    ffi::PyObject_GC_Del(slf.cast());
+    // Instances of heap types hold a reference to their type.
+    ffi::Py_DecRef(tp.cast());
+    ffi::Py_DecRef(region);
+}
+
+fn install_dealloc<T: HoldsRegion + PyTypeInfo>(py: Python<'_>) {
+    unsafe {
+        let tp = T::type_object_raw(py);
+        (*tp).tp_dealloc = Some(dealloc::<T>);
+        ffi::PyType_Modified(tp);
+    }
+}
+
 /// Replaces PyO3's slots of the hot operations with the ones above.
 pub fn install(py: Python<'_>) {
+    install_dealloc::<ListView>(py);
+    install_dealloc::<TupleView>(py);
+    install_dealloc::<DictView>(py);
+    install_dealloc::<SetView>(py);
+    install_dealloc::<FrozenSetView>(py);
+    install_dealloc::<SequenceIterator>(py);
+    install_dealloc::<DictIterator>(py);
     unsafe {
         let tp = DictView::type_object_raw(py);
         if let Some(m) = (*tp).tp_as_mapping.as_mut() {

@@ -410,7 +410,7 @@ fn seq_getitem(py: Python<'_>, region: &Py<Region>, seq: Seq, key: &Bound<'_, Py
 /// elements of a set or the keys of a dict (whose slots read the same way).
 #[pyclass(frozen, module = "bale")]
 pub struct SequenceIterator {
-    region: Py<Region>,
+    pub(crate) region: Py<Region>,
     seq: Seq,
     next: AtomicUsize,
     reverse: bool,
@@ -519,7 +519,7 @@ static ITEMS_VIEW: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 /// never looks keys up, so it reads every entry of any readable dict.
 #[pyclass(frozen, module = "bale")]
 pub struct DictIterator {
-    region: Py<Region>,
+    pub(crate) region: Py<Region>,
     dict: Dict,
     next: AtomicUsize,
     items: bool,
