@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::type_object::PyTypeInfo;
 
 use crate::alloc::value_of;
-use crate::views::{DictIterator, DictView, FrozenSetView, ListView, SequenceIterator, SetView, TupleView};
+use crate::views::{seq_getitem, DictIterator, DictView, FrozenSetView, ListView, SequenceIterator, SetView, TupleView};
 
 fn into_ptr(py: Python<'_>, out: std::thread::Result<PyResult<Option<Py<PyAny>>>>) -> *mut PyObject {
     match out {
@@ -37,6 +37,24 @@ unsafe extern "C" fn dict_subscript(slf: *mut PyObject, key: *mut PyObject) -> *
     let out = catch_unwind(AssertUnwindSafe(|| {
         let view: &DictView = value_of(slf);
         view.__getitem__(py, &Bound::from_borrowed_ptr(py, key)).map(Some)
+    }));
+    into_ptr(py, out)
+}
+
+unsafe extern "C" fn list_subscript(slf: *mut PyObject, key: *mut PyObject) -> *mut PyObject {
+    let py = Python::assume_attached();
+    let out = catch_unwind(AssertUnwindSafe(|| {
+        let view: &ListView = value_of(slf);
+        seq_getitem(py, &view.region, view.seq, &Bound::from_borrowed_ptr(py, key), false).map(Some)
+    }));
+    into_ptr(py, out)
+}
+
+unsafe extern "C" fn tuple_subscript(slf: *mut PyObject, key: *mut PyObject) -> *mut PyObject {
+    let py = Python::assume_attached();
+    let out = catch_unwind(AssertUnwindSafe(|| {
+        let view: &TupleView = value_of(slf);
+        seq_getitem(py, &view.region, view.seq, &Bound::from_borrowed_ptr(py, key), true).map(Some)
     }));
     into_ptr(py, out)
 }
@@ -114,12 +132,17 @@ pub fn install(py: Python<'_>) {
         let tp = SequenceIterator::type_object_raw(py);
         (*tp).tp_iternext = Some(sequence_next);
         ffi::PyType_Modified(tp);
-        for (tp, len) in [
-            (ListView::type_object_raw(py), list_len as unsafe extern "C" fn(*mut PyObject) -> ffi::Py_ssize_t),
-            (TupleView::type_object_raw(py), tuple_len),
+        type Len = unsafe extern "C" fn(*mut PyObject) -> ffi::Py_ssize_t;
+        type Subscript = unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject;
+        for (tp, len, subscript) in [
+            (ListView::type_object_raw(py), list_len as Len, list_subscript as Subscript),
+            (TupleView::type_object_raw(py), tuple_len, tuple_subscript),
         ] {
             if let Some(s) = (*tp).tp_as_sequence.as_mut() {
                 s.sq_length = Some(len);
+            }
+            if let Some(m) = (*tp).tp_as_mapping.as_mut() {
+                m.mp_subscript = Some(subscript);
             }
             ffi::PyType_Modified(tp);
         }

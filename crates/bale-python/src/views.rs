@@ -369,7 +369,7 @@ fn index_arg(key: &Bound<'_, PyAny>, len: usize, what: &str) -> PyResult<usize> 
     Ok(j as usize)
 }
 
-fn seq_getitem(py: Python<'_>, region: &Py<Region>, seq: Seq, key: &Bound<'_, PyAny>, tuple: bool) -> PyResult<Py<PyAny>> {
+pub(crate) fn seq_getitem(py: Python<'_>, region: &Py<Region>, seq: Seq, key: &Bound<'_, PyAny>, tuple: bool) -> PyResult<Py<PyAny>> {
     let what = if tuple { "tuple" } else { "list" };
     let r = region.get().reader();
     unsafe {
