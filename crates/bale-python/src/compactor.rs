@@ -11,7 +11,7 @@ use std::fmt::Write;
 use std::ptr::addr_of_mut;
 
 use bale_core::format::{
-    make_seq_slot, make_sstr_slot, FLAG_CYCLIC, FLAG_SHARED, SLOT_EMPTY_LIST, SLOT_EMPTY_TUPLE, SLOT_FALSE, SLOT_NONE,
+    make_int_slot, make_seq_slot, make_sstr_slot, FLAG_CYCLIC, FLAG_SHARED, SLOT_EMPTY_LIST, SLOT_EMPTY_TUPLE, SLOT_FALSE, SLOT_NONE,
     SLOT_TRUE, TAG_LIST, TAG_TUPLE,
 };
 use bale_core::format::Width;
@@ -46,6 +46,9 @@ fn prefetch(obj: *mut PyObject) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = obj;
 }
+
+/// Lists and tuples up to this length are first tried as all-scalar leaves.
+const SMALL_LEAF_SEQ: usize = 4;
 
 /// How far ahead of the element being visited its siblings are prefetched.
 const PREFETCH_AHEAD: usize = 4;
@@ -408,11 +411,18 @@ impl<'py> Compactor<'py> {
                 }
                 return Ok(Some(if tuple { SLOT_EMPTY_TUPLE } else { SLOT_EMPTY_LIST }));
             }
+            let items = seq_items(obj, tuple);
+            // Scalar leaves need no cycle check; a shared one must go through
+            // the frame path, which remembers it.
+            if len <= SMALL_LEAF_SEQ && !(self.share && ffi::Py_REFCNT(obj) > 1) {
+                if let Some(slot) = self.small_leaf_seq(items, len, tuple) {
+                    return Ok(Some(slot));
+                }
+            }
             if !tuple {
                 // Every cycle passes through a list or dict, so tuples need no check.
                 self.check_cycle(obj)?;
             }
-            let items = seq_items(obj, tuple);
             for i in 0..len.min(PREFETCH_AHEAD) {
                 prefetch(*items.add(i));
             }
@@ -456,6 +466,31 @@ impl<'py> Compactor<'py> {
             return Ok(Some(slot));
         }
         Err(self.cannot(obj, ""))
+    }
+
+    /// A short list or tuple of small ints, None and bools (the leaves of
+    /// trees, points, pairs) written at once, without a frame; `None` when
+    /// an item is anything else.
+    #[inline]
+    unsafe fn small_leaf_seq(&mut self, items: *mut *mut PyObject, len: usize, tuple: bool) -> Option<u64> {
+        let mut slots = [0u64; SMALL_LEAF_SEQ];
+        for (i, slot) in slots.iter_mut().enumerate().take(len) {
+            let item = *items.add(i);
+            *slot = if ffi::Py_TYPE(item) == addr_of_mut!(ffi::PyLong_Type) {
+                let mut overflow = 0;
+                let v = ffi::PyLong_AsLongLongAndOverflow(item, &mut overflow);
+                make_int_slot(v).filter(|_| overflow == 0)?
+            } else if item == ffi::Py_None() {
+                SLOT_NONE
+            } else if item == ffi::Py_True() {
+                SLOT_TRUE
+            } else if item == ffi::Py_False() {
+                SLOT_FALSE
+            } else {
+                return None;
+            };
+        }
+        Some(self.builder.seq(tuple, &slots[..len]))
     }
 
     /// The slot of a view met in the input: where it is, when it lives in
