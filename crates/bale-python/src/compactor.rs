@@ -114,6 +114,8 @@ pub struct Compactor<'py> {
     flags: u32,
     strings: FxHashMap<usize, u64>,
     shapes: FxHashMap<Box<[usize]>, u64>,
+    /// The key pointers and shape of the last dict entered.
+    last_shape: Option<(Vec<usize>, u64)>,
     keepalive: Vec<Py<PyAny>>,
     frames: Vec<Frame>,
     deep_path: FxHashSet<usize>,
@@ -143,6 +145,7 @@ impl<'py> Compactor<'py> {
             flags: 0,
             strings: FxHashMap::default(),
             shapes: FxHashMap::default(),
+            last_shape: None,
             keepalive: Vec::new(),
             frames: Vec::new(),
             deep_path: FxHashSet::default(),
@@ -468,15 +471,19 @@ impl<'py> Compactor<'py> {
         Err(self.cannot(obj, ""))
     }
 
-    /// A short list or tuple of small ints, None and bools (the leaves of
-    /// trees, points, pairs) written at once, without a frame; `None` when
-    /// an item is anything else.
+    /// A short list or tuple of scalars (ints that fit a slot, floats,
+    /// strings, None, bools: the leaves of trees, points, tags) written at
+    /// once, without a frame; `None`, having written nothing, when an item
+    /// is anything else.
     #[inline]
     unsafe fn small_leaf_seq(&mut self, items: *mut *mut PyObject, len: usize, tuple: bool) -> Option<u64> {
         let mut slots = [0u64; SMALL_LEAF_SEQ];
+        // Classify first, so that nothing is written for a list that is no leaf.
+        let mut deferred = 0u32;
         for (i, slot) in slots.iter_mut().enumerate().take(len) {
             let item = *items.add(i);
-            *slot = if ffi::Py_TYPE(item) == addr_of_mut!(ffi::PyLong_Type) {
+            let tp = ffi::Py_TYPE(item);
+            *slot = if tp == addr_of_mut!(ffi::PyLong_Type) {
                 let mut overflow = 0;
                 let v = ffi::PyLong_AsLongLongAndOverflow(item, &mut overflow);
                 make_int_slot(v).filter(|_| overflow == 0)?
@@ -486,9 +493,22 @@ impl<'py> Compactor<'py> {
                 SLOT_TRUE
             } else if item == ffi::Py_False() {
                 SLOT_FALSE
+            } else if tp == addr_of_mut!(ffi::PyUnicode_Type) || tp == addr_of_mut!(ffi::PyFloat_Type) {
+                deferred |= 1 << i;
+                0
             } else {
                 return None;
             };
+        }
+        for (i, slot) in slots.iter_mut().enumerate().take(len) {
+            if deferred & (1 << i) != 0 {
+                let item = *items.add(i);
+                *slot = if ffi::Py_TYPE(item) == addr_of_mut!(ffi::PyUnicode_Type) {
+                    self.str_slot(item)
+                } else {
+                    self.builder.float(ffi::PyFloat_AS_DOUBLE(item))
+                };
+            }
         }
         Some(self.builder.seq(tuple, &slots[..len]))
     }
@@ -654,8 +674,13 @@ impl<'py> Compactor<'py> {
             self.items.push((k, v));
             self.key_ptrs.push(k as usize);
         }
-        let shape = match self.shapes.get(&self.key_ptrs[..]) {
-            Some(&s) => s,
+        // Records in a list mostly repeat the previous one's keys.
+        let cached = match &self.last_shape {
+            Some((keys, s)) if *keys == self.key_ptrs => Some(*s),
+            _ => self.shapes.get(&self.key_ptrs[..]).copied(),
+        };
+        let shape = match cached {
+            Some(s) => s,
             None => {
                 let mut slots = Vec::with_capacity(n);
                 let mut hashes = Vec::with_capacity(n);
@@ -672,6 +697,17 @@ impl<'py> Compactor<'py> {
                 s
             }
         };
+        if n <= SHAPE_CACHE_MAX_KEYS {
+            match &mut self.last_shape {
+                Some((keys, s)) => {
+                    if *keys != self.key_ptrs {
+                        keys.clone_from(&self.key_ptrs);
+                    }
+                    *s = shape;
+                }
+                None => self.last_shape = Some((self.key_ptrs.clone(), shape)),
+            }
+        }
         self.push_frame(Frame::Dict { obj, shape, items, len: n, next: 0, base: self.slots.len() });
         Ok(())
     }
