@@ -33,11 +33,14 @@ from bale._bale import (
     Region,
     SetView,
     TupleView,
+    Writer,
+    column,
     compact,
     load,
     open,
     region_of,
     thaw,
+    to_json,
 )
 
 from bale._net import recv, recv_async, send, send_async
@@ -68,6 +71,8 @@ __all__ = [
     "SetView",
     "SharedRegion",
     "TupleView",
+    "Writer",
+    "column",
     "compact",
     "load",
     "open",
@@ -78,4 +83,5 @@ __all__ = [
     "send_async",
     "share",
     "thaw",
+    "to_json",
 ]

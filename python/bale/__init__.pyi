@@ -11,11 +11,14 @@ from bale._bale import (
     Region as Region,
     SetView as SetView,
     TupleView as TupleView,
+    Writer as Writer,
+    column as column,
     compact as compact,
     load as load,
     open as open,
     region_of as region_of,
     thaw as thaw,
+    to_json as to_json,
 )
 
 __version__: str
@@ -30,6 +33,8 @@ __all__ = [
     "SetView",
     "SharedRegion",
     "TupleView",
+    "Writer",
+    "column",
     "compact",
     "load",
     "open",
@@ -40,6 +45,7 @@ __all__ = [
     "send_async",
     "share",
     "thaw",
+    "to_json",
 ]
 
 def send(sock: socket.socket, region: Region) -> None:

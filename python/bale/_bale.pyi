@@ -18,12 +18,16 @@ __all__ = [
     "Region",
     "SetView",
     "TupleView",
+    "Writer",
     "announced_length",
+    "column",
     "compact",
     "load",
     "open",
     "region_of",
+    "region_stats",
     "thaw",
+    "to_json",
 ]
 
 class CompactError(TypeError):
@@ -128,3 +132,31 @@ def open(path: str | os.PathLike[str], *, verify: bool = False) -> Region:
 
 def announced_length(head: bytes) -> int:
     """Check a region's 64-byte header; return the region's total length."""
+
+def to_json(value: object) -> bytes:
+    """JSON text of a view, a region (its root) or a compactable value, made in Rust."""
+
+def column(records: ListView | TupleView, key: object) -> Any:
+    """Field ``key`` of every dict: a numpy array for numeric fields (numpy installed), else a list."""
+
+def region_stats(region: Region, top: int = 5) -> dict[str, Any]:
+    """Counts and bytes per kind of value, and the most used dict shapes."""
+
+@final
+class Writer:
+    """Builds a region file item by item; leaving ``with`` by an exception removes it."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None: ...
+    def append(self, value: object) -> None:
+        """Add the next item of a list root."""
+    def __setitem__(self, key: object, value: object) -> None:
+        """Add ``key: value`` to a dict root (each key once)."""
+    def __len__(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+    def close(self) -> None:
+        """Finish the file and move it into place atomically."""
+    def abort(self) -> None:
+        """Discard everything written; nothing is left at the path."""
+    def __enter__(self) -> Writer: ...
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> bool: ...

@@ -24,14 +24,16 @@ pub mod equality;
 pub mod error;
 pub mod format;
 pub mod hash;
+pub mod json;
 pub mod reader;
+pub mod stats;
 pub mod transplant;
 pub mod verify;
 pub mod writer;
 
 pub use equality::values_eq;
 pub use error::{FormatError, Result};
-pub use reader::{announced_length, compute_checksum, compute_checksum_split, parse_header, Dict, Header, Reader, Region, Seq, Str, Table, Value};
+pub use reader::{announced_length, compute_checksum, compute_checksum_split, header_bytes, ChecksumStream, parse_header, Dict, Header, Reader, Region, Seq, Str, Table, Value};
 pub use transplant::Transplant;
 pub use verify::verify;
 pub use writer::{Builder, ForwardRefs};

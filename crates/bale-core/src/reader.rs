@@ -194,6 +194,38 @@ pub fn compute_checksum_split(header: &[u8], rest: &[u8]) -> u64 {
     h.digest()
 }
 
+/// The checksum of a region fed in pieces: its header first, then the rest
+/// in order (for regions written to a file piece by piece).
+pub struct ChecksumStream(xxhash_rust::xxh3::Xxh3);
+
+impl ChecksumStream {
+    pub fn new(header: &[u8]) -> ChecksumStream {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(&header[..OFF_CHECKSUM]);
+        h.update(&[0u8; 8]);
+        h.update(&header[OFF_CHECKSUM + 8..HEADER_LEN]);
+        ChecksumStream(h)
+    }
+    pub fn update(&mut self, rest: &[u8]) {
+        self.0.update(rest);
+    }
+    pub fn finish(&self) -> u64 {
+        self.0.digest()
+    }
+}
+
+/// A region header with the checksum field zero (to fill in once known).
+pub fn header_bytes(total_len: u64, root: u64, flags: u32) -> [u8; HEADER_LEN] {
+    let mut b = [0u8; HEADER_LEN];
+    b[OFF_MAGIC..OFF_MAGIC + 8].copy_from_slice(&MAGIC);
+    b[OFF_VERSION..OFF_VERSION + 4].copy_from_slice(&VERSION.to_le_bytes());
+    b[OFF_BOM..OFF_BOM + 4].copy_from_slice(&BYTE_ORDER_MARK.to_le_bytes());
+    b[OFF_TOTAL_LEN..OFF_TOTAL_LEN + 8].copy_from_slice(&total_len.to_le_bytes());
+    b[OFF_ROOT..OFF_ROOT + 8].copy_from_slice(&root.to_le_bytes());
+    b[OFF_FLAGS..OFF_FLAGS + 4].copy_from_slice(&flags.to_le_bytes());
+    b
+}
+
 /// XXH3-64 of the region with its checksum field taken as zero.
 pub fn compute_checksum(buf: &[u8]) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();

@@ -112,6 +112,10 @@ pub struct Compactor<'py> {
     transplants: FxHashMap<usize, (Py<Region>, Transplant)>,
     /// Header flags the result needs.
     flags: u32,
+    /// Shapes of string keys by content, kept across compactions by a
+    /// streaming writer (whose items die between compactions, so pointers
+    /// cannot identify their keys).
+    pub shapes_by_content: Option<FxHashMap<Box<[u8]>, u64>>,
     strings: FxHashMap<usize, u64>,
     shapes: FxHashMap<Box<[usize]>, u64>,
     /// The key pointers and shape of the last dict entered.
@@ -143,6 +147,7 @@ impl<'py> Compactor<'py> {
             target: None,
             transplants: FxHashMap::default(),
             flags: 0,
+            shapes_by_content: None,
             strings: FxHashMap::default(),
             shapes: FxHashMap::default(),
             last_shape: None,
@@ -170,6 +175,18 @@ impl<'py> Compactor<'py> {
         self.builder = Builder::continuing(at, 1 << 12);
         self.target = Some(target);
         self
+    }
+
+    /// Builds bytes that will lie at offset `at` of a region being written
+    /// elsewhere (a streaming writer's file).
+    pub fn at_offset(mut self, at: usize) -> Self {
+        self.builder = Builder::continuing(at, 1 << 12);
+        self
+    }
+
+    /// Slot and key hash of a dict key (for a writer's dict root).
+    pub fn run_key(&mut self, key: &Bound<'py, PyAny>) -> PyResult<(u64, u64)> {
+        unsafe { self.key(key.as_ptr(), 0) }.map_err(|f| self.key_failure(f, format!(": key {}", self.repr(key.as_ptr()))))
     }
 
     /// The header flags the result needs (SHARED, CYCLIC).
@@ -679,7 +696,12 @@ impl<'py> Compactor<'py> {
             Some((keys, s)) if *keys == self.key_ptrs => Some(*s),
             _ => self.shapes.get(&self.key_ptrs[..]).copied(),
         };
-        let shape = match cached {
+        let signature = match (&self.shapes_by_content, cached) {
+            (Some(_), None) => content_signature(&self.items[items..]),
+            _ => None,
+        };
+        let by_content = signature.as_ref().and_then(|sig| self.shapes_by_content.as_ref()?.get(sig).copied());
+        let shape = match cached.or(by_content) {
             Some(s) => s,
             None => {
                 let mut slots = Vec::with_capacity(n);
@@ -693,6 +715,9 @@ impl<'py> Compactor<'py> {
                 let s = self.builder.shape(&slots, &hashes);
                 if n <= SHAPE_CACHE_MAX_KEYS {
                     self.shapes.insert(self.key_ptrs.clone().into_boxed_slice(), s);
+                }
+                if let (Some(map), Some(sig)) = (&mut self.shapes_by_content, signature) {
+                    map.insert(sig, s);
                 }
                 s
             }
@@ -712,6 +737,25 @@ impl<'py> Compactor<'py> {
         Ok(())
     }
 
+}
+
+/// The keys of a dict as bytes that are equal exactly when the key
+/// sequences are: for dicts whose keys are all strings (others: `None`).
+unsafe fn content_signature(items: &[(*mut PyObject, *mut PyObject)]) -> Option<Box<[u8]>> {
+    if items.len() > SHAPE_CACHE_MAX_KEYS {
+        return None;
+    }
+    let mut sig = Vec::new();
+    for &(k, _) in items {
+        if ffi::Py_TYPE(k) != addr_of_mut!(ffi::PyUnicode_Type) {
+            return None;
+        }
+        let (w, units) = str_units(k);
+        sig.push(w as u8);
+        sig.extend_from_slice(&(units.len() as u32).to_le_bytes());
+        sig.extend_from_slice(units);
+    }
+    Some(sig.into_boxed_slice())
 }
 
 /// The slot that refers to a view's container where it is stored.

@@ -1,12 +1,16 @@
 //! `bale._bale`: the extension module behind the `bale` package.
 
 mod alloc;
+mod column;
 mod compactor;
 mod convert;
 mod errors;
 mod fastslots;
+mod info;
+mod json;
 mod region;
 mod storage;
+mod streaming;
 mod strings;
 mod thawing;
 mod views;
@@ -120,6 +124,10 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compact, m)?)?;
     m.add_function(wrap_pyfunction!(thaw, m)?)?;
     m.add_function(wrap_pyfunction!(region_of, m)?)?;
+    m.add_function(wrap_pyfunction!(json::to_json, m)?)?;
+    m.add_function(wrap_pyfunction!(column::column, m)?)?;
+    m.add_function(wrap_pyfunction!(info::region_stats, m)?)?;
+    m.add_class::<streaming::Writer>()?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(announced_length, m)?)?;

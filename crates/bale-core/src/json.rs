@@ -1,0 +1,352 @@
+//! JSON text straight from a region, without building any value in between.
+//!
+//! The mapping is that of Python's `json.dumps` where JSON has an answer:
+//! None, bools, ints (any size), finite floats (shortest round-trip form),
+//! strings, lists and tuples (arrays), dicts (objects). Dict keys that are
+//! ints, floats, bools or None become strings as `json.dumps` makes them.
+//! What JSON cannot hold is an error naming where it is: NaN and the
+//! infinities, bytes, complex numbers, sets, non-scalar keys, lone
+//! surrogates in strings, and values that contain themselves.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+use crate::error::FormatError;
+use crate::hash::spend;
+use crate::reader::{Dict, Reader, Seq, Str, Value};
+
+/// Why a value has no JSON text: the path to it (like `root[3]["a"]`) and the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonError {
+    pub path: String,
+    pub reason: String,
+    /// The bytes themselves are malformed (rather than valid but not JSON).
+    pub malformed: bool,
+}
+
+impl std::fmt::Display for JsonError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.reason)
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+enum Step {
+    Seq { seq: Seq, next: usize },
+    Dict { dict: Dict, next: usize },
+}
+
+/// Appends the JSON text of `v` to `out`.
+pub fn to_json(r: &Reader<'_>, v: Value<'_>, out: &mut Vec<u8>) -> std::result::Result<(), JsonError> {
+    let mut w = JsonWriter { r, stack: Vec::new(), on_path: HashSet::new(), steps: r.buf().len() / 8 + (1 << 24) };
+    w.run(v, out)
+}
+
+struct JsonWriter<'r, 'a> {
+    r: &'r Reader<'a>,
+    stack: Vec<Step>,
+    /// Containers being written (only needed when the region may be cyclic).
+    on_path: HashSet<(usize, usize)>,
+    steps: usize,
+}
+
+impl<'r, 'a> JsonWriter<'r, 'a> {
+    fn run(&mut self, v: Value<'a>, out: &mut Vec<u8>) -> std::result::Result<(), JsonError> {
+        self.value(v, out).map_err(|e| self.error(e))?;
+        while let Some(top) = self.stack.last_mut() {
+            let step = match top {
+                Step::Seq { seq, next } => {
+                    if *next == seq.len {
+                        None
+                    } else {
+                        let (seq, i) = (*seq, *next);
+                        *next += 1;
+                        Some((i, self.r.seq_item(seq, i).map(|v| (None, v))))
+                    }
+                }
+                Step::Dict { dict, next } => {
+                    if *next == dict.len {
+                        None
+                    } else {
+                        let (d, i) = (*dict, *next);
+                        *next += 1;
+                        Some((i, self.r.dict_key(d, i).and_then(|k| Ok((Some(k), self.r.dict_value(d, i)?)))))
+                    }
+                }
+            };
+            match step {
+                None => {
+                    let done = self.stack.pop().expect("a step");
+                    let (close, key) = match done {
+                        Step::Seq { seq, .. } => (b']', (seq.pos, seq.len)),
+                        Step::Dict { dict, .. } => (b'}', (dict.start, usize::MAX)),
+                    };
+                    if self.r.cyclic() {
+                        self.on_path.remove(&key);
+                    }
+                    out.push(close);
+                }
+                Some((i, item)) => {
+                    let item = item.map_err(|e| self.error(Fail::Malformed(e)))?;
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    let (key, value) = item;
+                    if let Some(k) = key {
+                        self.key(k, out).map_err(|e| self.error(e))?;
+                        out.push(b':');
+                    }
+                    self.value(value, out).map_err(|e| self.error(e))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The error, with the path of the value being written.
+    fn error(&self, fail: Fail) -> JsonError {
+        let mut path = String::from("root");
+        for s in &self.stack {
+            match *s {
+                Step::Seq { next, .. } => {
+                    let _ = write!(path, "[{}]", next - 1);
+                }
+                Step::Dict { dict, next } => {
+                    let key = self.r.dict_key(dict, next - 1).ok();
+                    match key {
+                        Some(Value::Str(s)) => {
+                            let _ = write!(path, "[{:?}]", s.to_string_lossy());
+                        }
+                        Some(k) => {
+                            let _ = write!(path, "[{}]", short_repr(&k));
+                        }
+                        None => path.push_str("[?]"),
+                    }
+                }
+            }
+        }
+        match fail {
+            Fail::Malformed(e) => JsonError { path, reason: e.to_string(), malformed: true },
+            Fail::NotJson(reason) => JsonError { path, reason, malformed: false },
+        }
+    }
+
+    fn value(&mut self, v: Value<'a>, out: &mut Vec<u8>) -> std::result::Result<(), Fail> {
+        spend(&mut self.steps).map_err(Fail::Malformed)?;
+        match v {
+            Value::None => out.extend_from_slice(b"null"),
+            Value::Bool(true) => out.extend_from_slice(b"true"),
+            Value::Bool(false) => out.extend_from_slice(b"false"),
+            Value::Int(i) => {
+                let _ = write_fmt(out, format_args!("{i}"));
+            }
+            Value::BigInt(b) => out.extend_from_slice(bigint_decimal(b).as_bytes()),
+            Value::Float(f) => float(f, out)?,
+            Value::Str(s) => string(&s, out)?,
+            Value::List(seq) | Value::Tuple(seq) => {
+                self.enter((seq.pos, seq.len))?;
+                out.push(b'[');
+                self.stack.push(Step::Seq { seq, next: 0 });
+            }
+            Value::Dict(dict) => {
+                self.enter((dict.start, usize::MAX))?;
+                out.push(b'{');
+                self.stack.push(Step::Dict { dict, next: 0 });
+            }
+            Value::Bytes(_) => return Err(Fail::NotJson("bytes have no JSON form".into())),
+            Value::Complex(..) => return Err(Fail::NotJson("a complex number has no JSON form".into())),
+            Value::Set(_) | Value::FrozenSet(_) => return Err(Fail::NotJson("a set has no JSON form".into())),
+        }
+        Ok(())
+    }
+
+    fn enter(&mut self, key: (usize, usize)) -> std::result::Result<(), Fail> {
+        if self.r.cyclic() && !self.on_path.insert(key) {
+            return Err(Fail::NotJson("the value contains itself (JSON cannot express a cycle)".into()));
+        }
+        Ok(())
+    }
+
+    /// A dict key: strings as they are; ints, floats, bools and None as
+    /// `json.dumps` writes them, in quotes.
+    fn key(&mut self, k: Value<'a>, out: &mut Vec<u8>) -> std::result::Result<(), Fail> {
+        match k {
+            Value::Str(s) => string(&s, out),
+            Value::None | Value::Bool(_) | Value::Int(_) | Value::BigInt(_) => {
+                out.push(b'"');
+                self.value(k, out)?;
+                out.push(b'"');
+                Ok(())
+            }
+            Value::Float(f) => {
+                out.push(b'"');
+                if f.is_nan() {
+                    out.extend_from_slice(b"NaN");
+                } else if f.is_infinite() {
+                    out.extend_from_slice(if f > 0.0 { b"Infinity" } else { b"-Infinity" });
+                } else {
+                    float(f, out)?;
+                }
+                out.push(b'"');
+                Ok(())
+            }
+            other => Err(Fail::NotJson(format!("a dict key of kind {} has no JSON form", kind_name(&other)))),
+        }
+    }
+}
+
+enum Fail {
+    Malformed(FormatError),
+    NotJson(String),
+}
+
+fn write_fmt(out: &mut Vec<u8>, args: std::fmt::Arguments<'_>) -> std::io::Result<()> {
+    std::io::Write::write_fmt(out, args)
+}
+
+fn float(f: f64, out: &mut Vec<u8>) -> std::result::Result<(), Fail> {
+    if !f.is_finite() {
+        return Err(Fail::NotJson(format!("{f} has no JSON form (JSON numbers are finite)")));
+    }
+    let mut b = ryu::Buffer::new();
+    out.extend_from_slice(b.format_finite(f).as_bytes());
+    Ok(())
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// A JSON string literal: `"`, `\` and control characters escaped, all
+/// else as UTF-8.
+fn string(s: &Str<'_>, out: &mut Vec<u8>) -> std::result::Result<(), Fail> {
+    out.push(b'"');
+    let units = s.units();
+    if s.width == crate::format::Width::Ascii {
+        let mut start = 0;
+        for (i, &c) in units.iter().enumerate() {
+            if c < 0x20 || c == b'"' || c == b'\\' {
+                out.extend_from_slice(&units[start..i]);
+                escape(c as u32, out);
+                start = i + 1;
+            }
+        }
+        out.extend_from_slice(&units[start..]);
+    } else {
+        for i in 0..s.len {
+            let c = s.char_at(i);
+            if c < 0x20 || c == b'"' as u32 || c == b'\\' as u32 {
+                escape(c, out);
+            } else {
+                match char::from_u32(c) {
+                    Some(ch) => {
+                        let mut buf = [0u8; 4];
+                        out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                    }
+                    None => {
+                        return Err(Fail::NotJson(format!(
+                            "string holds the lone surrogate U+{c:04X}, which UTF-8 JSON cannot carry"
+                        )))
+                    }
+                }
+            }
+        }
+    }
+    out.push(b'"');
+    Ok(())
+}
+
+fn escape(c: u32, out: &mut Vec<u8>) {
+    match c {
+        0x22 => out.extend_from_slice(b"\\\""),
+        0x5C => out.extend_from_slice(b"\\\\"),
+        0x0A => out.extend_from_slice(b"\\n"),
+        0x0D => out.extend_from_slice(b"\\r"),
+        0x09 => out.extend_from_slice(b"\\t"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0C => out.extend_from_slice(b"\\f"),
+        _ => out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(c >> 4) as usize & 15], HEX[c as usize & 15]]),
+    }
+}
+
+/// Decimal digits of a two's-complement little-endian integer of any size.
+pub fn bigint_decimal(le: &[u8]) -> String {
+    let negative = le.last().is_some_and(|&b| b & 0x80 != 0);
+    // Magnitude as little-endian u32 limbs.
+    let mut bytes = le.to_vec();
+    if negative {
+        let mut carry = 1u16;
+        for b in bytes.iter_mut() {
+            let v = (!*b) as u16 + carry;
+            *b = v as u8;
+            carry = v >> 8;
+        }
+    }
+    let mut limbs: Vec<u32> = bytes
+        .chunks(4)
+        .map(|c| {
+            let mut w = [0u8; 4];
+            w[..c.len()].copy_from_slice(c);
+            u32::from_le_bytes(w)
+        })
+        .collect();
+    let mut chunks = Vec::new();
+    while limbs.iter().any(|&l| l != 0) {
+        let mut rem = 0u64;
+        for l in limbs.iter_mut().rev() {
+            let cur = (rem << 32) | *l as u64;
+            *l = (cur / 1_000_000_000) as u32;
+            rem = cur % 1_000_000_000;
+        }
+        chunks.push(rem as u32);
+        while limbs.last() == Some(&0) {
+            limbs.pop();
+        }
+    }
+    let mut s = String::new();
+    if negative {
+        s.push('-');
+    }
+    match chunks.split_last() {
+        None => s.push('0'),
+        Some((top, rest)) => {
+            let _ = write!(s, "{top}");
+            for c in rest.iter().rev() {
+                let _ = write!(s, "{c:09}");
+            }
+        }
+    }
+    s
+}
+
+fn kind_name(v: &Value<'_>) -> &'static str {
+    match v {
+        Value::None => "None",
+        Value::Bool(_) => "bool",
+        Value::Int(_) | Value::BigInt(_) => "int",
+        Value::Float(_) => "float",
+        Value::Complex(..) => "complex",
+        Value::Str(_) => "str",
+        Value::Bytes(_) => "bytes",
+        Value::List(_) => "list",
+        Value::Tuple(_) => "tuple",
+        Value::Set(_) => "set",
+        Value::FrozenSet(_) => "frozenset",
+        Value::Dict(_) => "dict",
+    }
+}
+
+fn short_repr(v: &Value<'_>) -> String {
+    match v {
+        Value::None => "None".into(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Value::Int(i) => i.to_string(),
+        Value::BigInt(b) => bigint_decimal(b),
+        Value::Float(f) => format!("{f:?}"),
+        other => format!("<{}>", kind_name(other)),
+    }
+}
+
+/// Convenience for callers holding a `Result` from the reader.
+pub fn malformed(e: FormatError) -> JsonError {
+    JsonError { path: "root".into(), reason: e.to_string(), malformed: true }
+}
