@@ -146,10 +146,10 @@ def region_stats(region: Region, top: int = 5) -> dict[str, Any]:
 class Writer:
     """Builds a region file item by item; leaving ``with`` by an exception removes it."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None: ...
+    def __new__(cls, path: str | os.PathLike[str]) -> Writer: ...
     def append(self, value: object) -> None:
         """Add the next item of a list root."""
-    def __setitem__(self, key: object, value: object) -> None:
+    def __setitem__(self, key: object, value: object, /) -> None:
         """Add ``key: value`` to a dict root (each key once)."""
     def __len__(self) -> int: ...
     @property

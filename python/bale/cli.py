@@ -157,13 +157,13 @@ def _number_or_text(text: str) -> Any:
 
 def _convert_csv(src: str, dst: str, progress: Progress) -> int:
     count = 0
-    with open(src, newline="", encoding="utf-8") as f, bale.Writer(dst) as w:
+    with open(src, "rb") as raw, io.TextIOWrapper(raw, encoding="utf-8", newline="") as f, bale.Writer(dst) as w:
         try:
             for row in csv.DictReader(f):
                 w.append({k: _number_or_text(v) if isinstance(v, str) else v for k, v in row.items()})
                 count += 1
                 if count % 4096 == 0:
-                    progress.update(f.buffer.tell() if hasattr(f, "buffer") else 0, count)
+                    progress.update(raw.tell(), count)
         except csv.Error as e:
             raise CommandError(f"{src}: line {count + 2}: malformed CSV ({e})") from None
         except UnicodeDecodeError as e:
