@@ -54,54 +54,76 @@ struct JsonWriter<'r, 'a> {
 impl<'r, 'a> JsonWriter<'r, 'a> {
     fn run(&mut self, v: Value<'a>, out: &mut Vec<u8>) -> std::result::Result<(), JsonError> {
         self.value(v, out).map_err(|e| self.error(e))?;
-        while let Some(top) = self.stack.last_mut() {
-            let step = match top {
+        while let Some(top) = self.stack.last() {
+            // Write the items of the top container until one is a container
+            // itself (pushed: the loop goes on with it) or there are no more.
+            let depth = self.stack.len();
+            let finished = match *top {
                 Step::Seq { seq, next } => {
-                    if *next == seq.len {
-                        None
-                    } else {
-                        let (seq, i) = (*seq, *next);
-                        *next += 1;
-                        Some((i, self.r.seq_item(seq, i).map(|v| (None, v))))
+                    let mut i = next;
+                    while i < seq.len {
+                        let item = self.r.seq_item(seq, i).map_err(|e| self.error_at(Fail::Malformed(e), Some(i)))?;
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        i += 1;
+                        self.value(item, out).map_err(|e| self.error_at(e, Some(i - 1)))?;
+                        if self.stack.len() > depth {
+                            break;
+                        }
                     }
+                    if let Step::Seq { next, .. } = &mut self.stack[depth - 1] {
+                        *next = i;
+                    }
+                    i == seq.len && self.stack.len() == depth
                 }
                 Step::Dict { dict, next } => {
-                    if *next == dict.len {
-                        None
-                    } else {
-                        let (d, i) = (*dict, *next);
-                        *next += 1;
-                        Some((i, self.r.dict_key(d, i).and_then(|k| Ok((Some(k), self.r.dict_value(d, i)?)))))
+                    let mut i = next;
+                    while i < dict.len {
+                        let at = Some(i);
+                        let k = self.r.dict_key(dict, i).map_err(|e| self.error_at(Fail::Malformed(e), at))?;
+                        let v = self.r.dict_value(dict, i).map_err(|e| self.error_at(Fail::Malformed(e), at))?;
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        i += 1;
+                        self.key(k, out).map_err(|e| self.error_at(e, at))?;
+                        out.push(b':');
+                        self.value(v, out).map_err(|e| self.error_at(e, at))?;
+                        if self.stack.len() > depth {
+                            break;
+                        }
                     }
+                    if let Step::Dict { next, .. } = &mut self.stack[depth - 1] {
+                        *next = i;
+                    }
+                    i == dict.len && self.stack.len() == depth
                 }
             };
-            match step {
-                None => {
-                    let done = self.stack.pop().expect("a step");
-                    let (close, key) = match done {
-                        Step::Seq { seq, .. } => (b']', (seq.pos, seq.len)),
-                        Step::Dict { dict, .. } => (b'}', (dict.start, usize::MAX)),
-                    };
-                    if self.r.cyclic() {
-                        self.on_path.remove(&key);
-                    }
-                    out.push(close);
+            if finished {
+                let done = self.stack.pop().expect("a step");
+                let (close, key) = match done {
+                    Step::Seq { seq, .. } => (b']', (seq.pos, seq.len)),
+                    Step::Dict { dict, .. } => (b'}', (dict.start, usize::MAX)),
+                };
+                if self.r.cyclic() {
+                    self.on_path.remove(&key);
                 }
-                Some((i, item)) => {
-                    let item = item.map_err(|e| self.error(Fail::Malformed(e)))?;
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    let (key, value) = item;
-                    if let Some(k) = key {
-                        self.key(k, out).map_err(|e| self.error(e))?;
-                        out.push(b':');
-                    }
-                    self.value(value, out).map_err(|e| self.error(e))?;
-                }
+                out.push(close);
             }
         }
         Ok(())
+    }
+
+    /// The error for item `item` of the top container (or at the top itself).
+    fn error_at(&mut self, fail: Fail, item: Option<usize>) -> JsonError {
+        if let Some(i) = item {
+            match self.stack.last_mut() {
+                Some(Step::Seq { next, .. }) | Some(Step::Dict { next, .. }) => *next = i + 1,
+                None => {}
+            }
+        }
+        self.error(fail)
     }
 
     /// The error, with the path of the value being written.
@@ -138,9 +160,7 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
             Value::None => out.extend_from_slice(b"null"),
             Value::Bool(true) => out.extend_from_slice(b"true"),
             Value::Bool(false) => out.extend_from_slice(b"false"),
-            Value::Int(i) => {
-                let _ = write_fmt(out, format_args!("{i}"));
-            }
+            Value::Int(i) => out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes()),
             Value::BigInt(b) => out.extend_from_slice(bigint_decimal(b).as_bytes()),
             Value::Float(f) => float(f, out)?,
             Value::Str(s) => string(&s, out)?,
@@ -201,10 +221,6 @@ enum Fail {
     NotJson(String),
 }
 
-fn write_fmt(out: &mut Vec<u8>, args: std::fmt::Arguments<'_>) -> std::io::Result<()> {
-    std::io::Write::write_fmt(out, args)
-}
-
 fn float(f: f64, out: &mut Vec<u8>) -> std::result::Result<(), Fail> {
     if !f.is_finite() {
         return Err(Fail::NotJson(format!("{f} has no JSON form (JSON numbers are finite)")));
@@ -231,22 +247,41 @@ fn string(s: &Str<'_>, out: &mut Vec<u8>) -> std::result::Result<(), Fail> {
             }
         }
         out.extend_from_slice(&units[start..]);
-    } else {
-        for i in 0..s.len {
-            let c = s.char_at(i);
-            if c < 0x20 || c == b'"' as u32 || c == b'\\' as u32 {
-                escape(c, out);
+    } else if s.width == crate::format::Width::Latin1 {
+        for &b in units {
+            if b < 0x20 || b == b'"' || b == b'\\' {
+                escape(b as u32, out);
+            } else if b < 0x80 {
+                out.push(b);
             } else {
-                match char::from_u32(c) {
-                    Some(ch) => {
-                        let mut buf = [0u8; 4];
-                        out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
-                    }
-                    None => {
-                        return Err(Fail::NotJson(format!(
-                            "string holds the lone surrogate U+{c:04X}, which UTF-8 JSON cannot carry"
-                        )))
-                    }
+                out.extend_from_slice(&[0xC0 | (b >> 6), 0x80 | (b & 0x3F)]);
+            }
+        }
+    } else {
+        let unit = s.width.unit();
+        for chunk in units.chunks_exact(unit) {
+            let c = if unit == 2 {
+                u16::from_le_bytes([chunk[0], chunk[1]]) as u32
+            } else {
+                u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])
+            };
+            if c < 0x80 {
+                if c < 0x20 || c == b'"' as u32 || c == b'\\' as u32 {
+                    escape(c, out);
+                } else {
+                    out.push(c as u8);
+                }
+                continue;
+            }
+            match char::from_u32(c) {
+                Some(ch) => {
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                }
+                None => {
+                    return Err(Fail::NotJson(format!(
+                        "string holds the lone surrogate U+{c:04X}, which UTF-8 JSON cannot carry"
+                    )))
                 }
             }
         }
