@@ -58,6 +58,35 @@ class Progress:
         sys.stderr.write("\r" + ", ".join(parts) + " " * 4)
         sys.stderr.flush()
 
+    def run(self, work: Any, nbytes: int) -> Any:
+        """Runs ``work()`` (which releases the GIL) on a thread, showing the
+        elapsed time meanwhile; on a terminal, ends with its throughput."""
+        if not self.enabled:
+            return work()
+        import threading
+
+        result: list[Any] = []
+
+        def target() -> None:
+            try:
+                result.append((True, work()))
+            except BaseException as e:  # re-raised below, in the caller's thread
+                result.append((False, e))
+
+        t = threading.Thread(target=target, daemon=True)
+        t.start()
+        while t.is_alive():
+            t.join(0.2)
+            elapsed = time.monotonic() - self.start
+            sys.stderr.write(f"\r{self.label}: {nbytes / 1e6:,.1f} MB, {elapsed:,.1f} s elapsed" + " " * 4)
+            sys.stderr.flush()
+        ok, value = result[0]
+        if not ok:
+            raise value
+        elapsed = max(time.monotonic() - self.start, 1e-9)
+        sys.stderr.write(f"\r{self.label}: {nbytes / 1e6:,.1f} MB in {elapsed:,.1f} s ({nbytes / elapsed / 1e6:,.0f} MB/s)\n")
+        return value
+
     def finish(self) -> None:
         if self.enabled:
             sys.stderr.write("\r" + " " * 79 + "\r")
@@ -285,7 +314,7 @@ def info(path: str, verify: bool, out: IO[str]) -> None:
     if verify:
         progress = Progress(f"verifying {os.path.basename(path)}", None)
         try:
-            region.verify()
+            progress.run(region.verify, region.nbytes)
             lines.append("checksum and structure: verified")
         except bale.FormatError as e:
             lines.append(f"checksum and structure: FAILED: {e}")
@@ -315,7 +344,7 @@ def verify(path: str, out: IO[str]) -> None:
     region = open_region(path)
     progress = Progress(f"verifying {os.path.basename(path)}", None)
     try:
-        region.verify()
+        progress.run(region.verify, region.nbytes)
     except bale.FormatError as e:
         raise CommandError(f"{path}: invalid: {e}") from None
     finally:
