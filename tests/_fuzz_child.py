@@ -266,6 +266,18 @@ class Walker:
             return
         self.g(bale.thaw, root)
         self.g(repr, root)
+        self.g(bale._bale.region_stats, region)
+        try:
+            self.g(bale.to_json, root)
+        except ValueError as e:  # valid data that JSON cannot hold (a set, NaN, a cycle)
+            if "JSON" not in str(e):
+                raise
+        if isinstance(root, SEQ_VIEWS):
+            for key in ("a", "id", 1):
+                try:
+                    self.g(bale.column, root, key)
+                except (KeyError, TypeError):
+                    pass  # records without the key, or items that are not dicts
         self.g(lambda: root == original)
         self.g(lambda: root != original)
         self.walk(root, original)
