@@ -18,7 +18,6 @@ Writes the section "Command line and native paths" of benchmarks/REPORT.md.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import pathlib
@@ -30,20 +29,12 @@ import time
 
 import bale
 import common
+from common import best
 from bale._datagen import tweets
 from bale._fmt import duration as fmt_time
 
 CORPUS = pathlib.Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "json"
 
-
-def best(f, repeat: int = 5) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def write_jsonl(path: str, target_bytes: int) -> int:

@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
+import time
 
 REPORT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "REPORT.md")
+
+
+def best(f, repeat: int = 5) -> float:
+    """Best wall time of ``f()`` over ``repeat`` runs, each after a gc.collect()."""
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t0)
+    return min(times)
 
 
 def table(header: list[str], align: list[str], rows: list[tuple[str, ...]]) -> list[str]:
