@@ -106,11 +106,11 @@ def column_section(n: int, rows: list) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gb", type=float, default=1.0, help="size of the JSON Lines file to convert")
+    ap.add_argument("--gb", type=float, help="size of the JSON Lines file to convert (default 1.0; 0.05 with --quick)")
     ap.add_argument("--quick", action="store_true", help="a 0.05 GB file and 100k records")
     ap.add_argument("--no-report", action="store_true")
     args = ap.parse_args(argv)
-    gb = 0.05 if args.quick else args.gb
+    gb = args.gb if args.gb is not None else (0.05 if args.quick else 1.0)
     rows: list = []
     convert_section(gb, rows)
     to_json_section(rows)

@@ -122,8 +122,8 @@ def figure6(max_mb: float, rows: list, plot: dict) -> None:
 GC_CHILD = """
 import gc, time, sys
 from bale._datagen import tweets
-kind = sys.argv[1]
-data = tweets(1_000_000)
+kind, n = sys.argv[1], int(sys.argv[2])
+data = tweets(n)
 if kind == "bale":
     import bale
     live = bale.compact(data).root
@@ -150,7 +150,7 @@ gc.callbacks.append(track)
 t0 = time.perf_counter()
 window = [None] * 1000
 kept = []
-for i in range(3_000_000):
+for i in range(3 * n):
     obj = {"i": i, "pair": [i, i + 1]}
     window[i % 1000] = obj
     if i % 20 == 0:
@@ -160,9 +160,9 @@ print(total, spent[0], len(live))
 """
 
 
-def figures78(rows: list) -> None:
+def figures78(rows: list, n: int = 1_000_000) -> None:
     for kind, label in (("native", "native dicts"), ("bale", "bale region"), ("msgspec", "msgspec Structs, gc=False")):
-        p = subprocess.run([sys.executable, "-c", GC_CHILD, kind], capture_output=True, text=True)
+        p = subprocess.run([sys.executable, "-c", GC_CHILD, kind, str(n)], capture_output=True, text=True)
         if p.returncode != 0:
             raise SystemExit(p.stderr)
         total, in_gc, _ = p.stdout.split()
@@ -194,13 +194,13 @@ def draw(plot: dict, path: pathlib.Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--max-mb", type=float, default=1000)
-    ap.add_argument("--quick", action="store_true", help="1 and 10 MB only")
+    ap.add_argument("--max-mb", type=float, help="largest dataset, MB of JSON (default 1000; 10 with --quick)")
+    ap.add_argument("--quick", action="store_true", help="1 and 10 MB; 100k live records")
     ap.add_argument("--no-report", action="store_true")
     args = ap.parse_args(argv)
     f6, plot, f78 = [], {}, []
-    figure6(10 if args.quick else args.max_mb, f6, plot)
-    figures78(f78)
+    figure6(args.max_mb if args.max_mb is not None else (10 if args.quick else 1000), f6, plot)
+    figures78(f78, 100_000 if args.quick else 1_000_000)
     draw(plot, PLOTS / "cnf_figure6.png")
     lines = [
         f"`python benchmarks/bench_fresh.py{' --quick' if args.quick else ''}`; every figure from a new interpreter, "
