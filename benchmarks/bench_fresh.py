@@ -201,7 +201,6 @@ def main(argv: list[str] | None = None) -> int:
     f6, plot, f78 = [], {}, []
     figure6(args.max_mb if args.max_mb is not None else (10 if args.quick else 1000), f6, plot)
     figures78(f78, 100_000 if args.quick else 1_000_000)
-    draw(plot, PLOTS / "cnf_figure6.png")
     lines = [
         f"`python benchmarks/bench_fresh.py{' --quick' if args.quick else ''}`; every figure from a new interpreter, "
         "files in the page cache.",
@@ -219,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print("\n".join(lines))
     if not args.no_report:
+        # Plots belong to the report: a run that does not write it leaves them alone.
+        draw(plot, PLOTS / "cnf_figure6.png")
         common.write_section("Fresh processes", lines)
     return 0
 
