@@ -202,3 +202,8 @@ def test_no_progress_output_when_stderr_is_not_a_terminal(tmp_path):
     p = run("convert", src, tmp_path / "x.bale")
     assert p.returncode == 0
     assert b"\r" not in p.stderr and p.stderr.count(b"\n") == 1  # just the summary line
+
+
+def test_bench_outside_a_checkout_says_where_to_run_it(tmp_path):
+    p = subprocess.run(BALE + ["bench", "--quick"], capture_output=True, timeout=60, cwd=tmp_path)
+    one_line_error(p, "benchmarks/run_all.py not found", "checkout")

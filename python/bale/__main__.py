@@ -6,6 +6,7 @@
     bale to-json FILE [POINTER]
     bale verify FILE
     bale demo [--records N] [--keep DIR]
+    bale bench [--quick] [--only NAME ...]   (from a checkout of the repository)
 
 Errors are reported as one line on stderr with exit status 1, never as a
 traceback.
@@ -85,6 +86,15 @@ def _parser() -> argparse.ArgumentParser:
     tojson.add_argument("file", metavar="FILE")
     tojson.add_argument("pointer", metavar="POINTER", nargs="?", default="")
 
+    bench = commands.add_parser(
+        "bench",
+        help="run the benchmark suite (from a checkout of the repository)",
+        description="Run benchmarks/run_all.py of the bale repository found in this directory or "
+        "above it; it writes benchmarks/REPORT.md. The benchmarks are not installed with the package.",
+    )
+    bench.add_argument("--quick", action="store_true", help="every benchmark at a small size")
+    bench.add_argument("--only", nargs="+", metavar="NAME", help="some benchmarks only (see benchmarks/run_all.py)")
+
     ver = commands.add_parser("verify", help="check a region file fully", description="Check the checksum and the whole structure. Exit status 0 when valid; 1 with the first problem named.")
     ver.add_argument("file", metavar="FILE")
     return parser
@@ -100,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        print(f"{parser.prog}: missing command, one of: convert, info, get, to-json, verify, demo (see {parser.prog} --help)", file=sys.stderr)
+        print(f"{parser.prog}: missing command, one of: convert, info, get, to-json, verify, demo, bench (see {parser.prog} --help)", file=sys.stderr)
         return 1
     try:
         if args.command == "demo":
@@ -140,6 +150,10 @@ def _run(args: argparse.Namespace) -> None:
         cli.to_json(args.file, args.pointer, out)
     elif args.command == "verify":
         cli.verify(args.file, sys.stdout)
+    elif args.command == "bench":
+        code = cli.bench(args.quick, args.only)
+        if code:
+            raise cli.CommandError(f"some benchmarks failed (exit status {code})")
     out.flush()
 
 

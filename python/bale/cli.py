@@ -350,3 +350,20 @@ def verify(path: str, out: IO[str]) -> None:
     finally:
         progress.finish()
     out.write(f"{path}: OK ({region.nbytes:,} bytes, checksum and structure verified)\n")
+
+
+def bench(quick: bool, only: list[str] | None) -> int:
+    """Runs the repository's benchmark suite; returns its exit status."""
+    import subprocess
+
+    here = os.path.abspath(os.getcwd())
+    while True:
+        script = os.path.join(here, "benchmarks", "run_all.py")
+        if os.path.exists(script):
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            raise CommandError("benchmarks/run_all.py not found here or above: run bale bench in a checkout of the bale repository")
+        here = parent
+    cmd = [sys.executable, script] + (["--quick"] if quick else []) + (["--only", *only] if only else [])
+    return subprocess.run(cmd).returncode
