@@ -14,7 +14,8 @@ use std::fmt::Write as _;
 use crate::error::FormatError;
 use crate::format::{TAG_INT, TAG_MASK};
 use crate::hash::spend;
-use crate::reader::{Dict, Reader, Seq, Str, Value};
+use crate::format::{FLAVOR_ENUM_MIXIN, FLAVOR_NAMEDTUPLE};
+use crate::reader::{Dict, Reader, Record, Seq, Str, Value};
 
 /// Why a value has no JSON text: the path to it (like `root[3]["a"]`) and the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +37,8 @@ impl std::error::Error for JsonError {}
 enum Step {
     Seq { seq: Seq, next: usize },
     Dict { dict: Dict, next: usize },
+    /// A NamedTuple, written as an array like `json.dumps` does.
+    Record { rec: Record, next: usize },
 }
 
 /// Appends the JSON text of `v` to `out`.
@@ -107,12 +110,31 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
                     }
                     i == dict.len && self.stack.len() == depth
                 }
+                Step::Record { rec, next } => {
+                    let mut i = next;
+                    while i < rec.len {
+                        let item = self.r.record_value(rec, i).map_err(|e| self.error_at(Fail::Malformed(e), Some(i)))?;
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        i += 1;
+                        self.value(item, out).map_err(|e| self.error_at(e, Some(i - 1)))?;
+                        if self.stack.len() > depth {
+                            break;
+                        }
+                    }
+                    if let Step::Record { next, .. } = &mut self.stack[depth - 1] {
+                        *next = i;
+                    }
+                    i == rec.len && self.stack.len() == depth
+                }
             };
             if finished {
                 let done = self.stack.pop().expect("a step");
                 let (close, key) = match done {
                     Step::Seq { seq, .. } => (b']', (seq.pos, seq.len)),
                     Step::Dict { dict, .. } => (b'}', (dict.start, usize::MAX)),
+                    Step::Record { rec, .. } => (b']', (rec.start, usize::MAX)),
                 };
                 if self.r.cyclic() {
                     self.on_path.remove(&key);
@@ -127,7 +149,7 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
     fn error_at(&mut self, fail: Fail, item: Option<usize>) -> JsonError {
         if let Some(i) = item {
             match self.stack.last_mut() {
-                Some(Step::Seq { next, .. }) | Some(Step::Dict { next, .. }) => *next = i + 1,
+                Some(Step::Seq { next, .. }) | Some(Step::Dict { next, .. }) | Some(Step::Record { next, .. }) => *next = i + 1,
                 None => {}
             }
         }
@@ -139,7 +161,7 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
         let mut path = String::from("root");
         for s in &self.stack {
             match *s {
-                Step::Seq { next, .. } => {
+                Step::Seq { next, .. } | Step::Record { next, .. } => {
                     let _ = write!(path, "[{}]", next - 1);
                 }
                 Step::Dict { dict, next } => {
@@ -185,8 +207,44 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
             Value::Bytes(_) => return Err(Fail::NotJson("bytes have no JSON form".into())),
             Value::Complex(..) => return Err(Fail::NotJson("a complex number has no JSON form".into())),
             Value::Set(_) | Value::FrozenSet(_) => return Err(Fail::NotJson("a set has no JSON form".into())),
+            Value::NumList(l) => {
+                out.push(b'[');
+                for i in 0..l.len {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    match self.r.num_item(l, i).map_err(Fail::Malformed)? {
+                        Value::Float(f) => float(f, out)?,
+                        Value::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+                        _ => unreachable!("number lists hold numbers"),
+                    }
+                }
+                out.push(b']');
+            }
+            Value::Record(rec) if rec.ty.flavor == FLAVOR_NAMEDTUPLE => {
+                self.enter((rec.start, usize::MAX))?;
+                out.push(b'[');
+                self.stack.push(Step::Record { rec, next: 0 });
+            }
+            // IntEnum and StrEnum members are ints and strs to json.dumps.
+            Value::Record(rec) if rec.ty.flavor == FLAVOR_ENUM_MIXIN && rec.len == 2 => {
+                let v = self.r.record_value(rec, 1).map_err(Fail::Malformed)?;
+                self.value(v, out)?;
+            }
+            other => return Err(Fail::NotJson(format!("a {} has no JSON form", self.type_label(&other)))),
         }
         Ok(())
+    }
+
+    /// The Python type of a value without a JSON form, by name for records.
+    fn type_label(&self, v: &Value<'a>) -> String {
+        match v {
+            Value::Record(rec) => match self.r.type_name(rec.ty) {
+                Ok(s) => s.to_string_lossy(),
+                Err(_) => "record".into(),
+            },
+            other => kind_name(other).into(),
+        }
     }
 
     fn enter(&mut self, key: (usize, usize)) -> std::result::Result<(), Fail> {
@@ -375,6 +433,10 @@ fn kind_name(v: &Value<'_>) -> &'static str {
         Value::Set(_) => "set",
         Value::FrozenSet(_) => "frozenset",
         Value::Dict(_) => "dict",
+        Value::Ext(e) => crate::typed::kind_name(e.kind),
+        Value::NdArray(_) => "ndarray",
+        Value::NumList(_) => "list",
+        Value::Record(_) => "record",
     }
 }
 

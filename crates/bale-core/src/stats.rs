@@ -23,6 +23,23 @@ pub struct Stats {
     pub shapes: HashMap<usize, u64>,
     /// Slots reachable from the root (references included).
     pub slots: u64,
+    /// Record types in the order first met: qualified name, flavor, field names.
+    pub types: Vec<TypeInfo>,
+}
+
+/// One entry of a region's type table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeInfo {
+    pub name: String,
+    pub flavor: u64,
+    pub fields: Vec<String>,
+    /// Records of this type reachable from the root.
+    pub count: u64,
+}
+
+/// The record types reachable from `root`, each once (the region's type table).
+pub fn record_types(r: &Reader<'_>, root: u64) -> Result<Vec<TypeInfo>> {
+    Ok(region_stats(r, root)?.types)
 }
 
 /// Walks everything reachable from `root`, each stored object once.
@@ -30,6 +47,7 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
     let mut st = Stats::default();
     let mut seen: HashSet<u64> = HashSet::new();
     let mut stack = vec![(root, r.buf().len())];
+    let mut type_index: HashMap<usize, usize> = HashMap::new();
     while let Some((slot, limit)) = stack.pop() {
         st.slots += 1;
         let tag = slot & TAG_MASK;
@@ -40,6 +58,36 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
         }
         let header = if tag == TAG_OBJ { 8 } else { 0 };
         let (kind, bytes): (&'static str, u64) = match v {
+            Value::Ext(e) => (crate::typed::kind_name(e.kind), 8 + pad8(e.payload.len()) as u64),
+            Value::NumList(l) => (if l.float { "lists (floats, raw)" } else { "lists (ints, raw)" }, 8 + 8 * l.len as u64),
+            Value::NdArray(a) => {
+                let head = 8 + pad8(24 + a.shape.len() + a.dtype.len());
+                ("numpy arrays", (head + pad8(a.data.len())) as u64)
+            }
+            Value::Record(rec) => {
+                match type_index.get(&rec.ty.start) {
+                    Some(&i) => st.types[i].count += 1,
+                    None => {
+                        let mut fields = Vec::with_capacity(rec.len);
+                        for i in 0..rec.len {
+                            if let Value::Str(s) = r.field_name(rec.ty, i)? {
+                                fields.push(s.to_string_lossy());
+                            }
+                        }
+                        let name = r.type_name(rec.ty)?.to_string_lossy();
+                        type_index.insert(rec.ty.start, st.types.len());
+                        st.types.push(TypeInfo { name, flavor: rec.ty.flavor, fields, count: 1 });
+                        let size = 8 + 8 * TYPE_PREFIX_WORDS + 8 * rec.len + 4 * index_cap(rec.len);
+                        let e = st.kinds.entry("record types").or_default();
+                        e.count += 1;
+                        e.bytes += pad8(size) as u64;
+                    }
+                }
+                for i in (0..rec.len).rev() {
+                    stack.push((r.word(rec.values + 8 * i)?, rec.start));
+                }
+                ("records", 8 + 8 * rec.len as u64)
+            }
             Value::None | Value::Bool(_) => ("None and bools", 0),
             Value::Int(_) if tag == TAG_INT => ("ints (inline)", 0),
             Value::Int(_) => ("ints (64-bit objects)", 16),

@@ -296,6 +296,27 @@ impl<'a> Verifier<'a> {
                     self.push_slots(d.values, d.len, d.start)?;
                 }
             }
+            Value::NumList(l) => {
+                self.first_visit(slot, l.start, false)?;
+            }
+            Value::Record(rec) => {
+                if self.first_visit(slot, rec.start, false)? {
+                    // Types, like shapes, are shared by design.
+                    if !self.shareable.test_and_set(rec.ty.start / 8) {
+                        let r = self.r;
+                        r.type_name(rec.ty)?;
+                        self.check(rec.ty.name, rec.ty.start)?;
+                        for i in 0..rec.len {
+                            if !matches!(r.field_name(rec.ty, i)?, Value::Str(_)) {
+                                return Err(FormatError::at(rec.ty.start, "record field name is not a string"));
+                            }
+                        }
+                        self.check_table(rec.ty.fields)?;
+                        self.push_slots(rec.ty.fields.pos, rec.len, rec.ty.start)?;
+                    }
+                    self.push_slots(rec.values, rec.len, rec.start)?;
+                }
+            }
             _ => {}
         }
         Ok(())
