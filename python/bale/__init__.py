@@ -30,8 +30,11 @@ from bale._bale import (
     FormatError,
     FrozenSetView,
     ListView,
+    NumberListView,
+    RecordView,
     Region,
     SetView,
+    ThawError,
     TupleView,
     Writer,
     column,
@@ -44,9 +47,11 @@ from bale._bale import (
 )
 
 from bale._net import recv, recv_async, send, send_async
+from bale._types import register, registered_types
 from bale._shm import SharedRegion, share
 
 Sequence.register(ListView)
+Sequence.register(NumberListView)
 Sequence.register(TupleView)
 Mapping.register(DictView)
 Set.register(SetView)
@@ -67,9 +72,12 @@ __all__ = [
     "FormatError",
     "FrozenSetView",
     "ListView",
+    "NumberListView",
+    "RecordView",
     "Region",
     "SetView",
     "SharedRegion",
+    "ThawError",
     "TupleView",
     "Writer",
     "column",
@@ -79,6 +87,8 @@ __all__ = [
     "recv",
     "recv_async",
     "region_of",
+    "register",
+    "registered_types",
     "send",
     "send_async",
     "share",

@@ -448,7 +448,7 @@ impl<'a> Reader<'a> {
         let body = off + 8;
         if typed::is_ext_kind(kind) {
             let size = typed::payload_len(kind, len).map_err(|m| FormatError::at(off, format!("{} object: {m}", typed::kind_name(kind))))?;
-            if len > self.buf.len() as u64 {
+            if size > self.buf.len() {
                 return Err(bad(off, "object length does not fit in the region"));
             }
             self.extent(off, 8 + pad8(size), limit, typed::kind_name(kind))?;

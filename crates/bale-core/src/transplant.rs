@@ -187,7 +187,7 @@ impl Transplant {
                 self.frames.push(Frame::Record { src: slot, rec, ty, next: 0, base });
                 Ok(None)
             }
-            Value::Set(_) | Value::FrozenSet(_) => {
+            Value::Set(_) | Value::FrozenSet(_) | Value::NumList(_) => {
                 let out = self.leaf_or_key(src, dst, v, 0)?;
                 if self.share {
                     self.containers.insert(slot, out);

@@ -65,8 +65,13 @@ pub struct Region {
 impl Region {
     /// Adopts `storage` after checking its header (O(1)), or everything when `verify`.
     pub fn adopt(py: Python<'_>, storage: Storage, verify: bool) -> PyResult<Region> {
-        let header = bale_core::parse_header(storage.all()).map_err(format_error)?;
         let len = storage.all().len();
+        Region::adopt_prefix(py, storage, len, verify)
+    }
+
+    /// Adopts the region in the first `len` bytes of `storage`.
+    pub fn adopt_prefix(py: Python<'_>, storage: Storage, len: usize, verify: bool) -> PyResult<Region> {
+        let header = bale_core::parse_header(storage.prefix(len)).map_err(format_error)?;
         let storage = Arc::new(storage);
         let lineage = Arc::new(Lineage {
             tail: Mutex::new(Tail { storage: storage.clone(), used: len }),
