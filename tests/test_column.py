@@ -26,9 +26,10 @@ def test_other_fields_become_lists():
     assert bale.column(root, "name") == [f"n{i}" for i in range(1000)]
     opt = bale.column(root, "opt")
     assert isinstance(opt, list) and opt[3] is None and opt[4] == 4
-    r = bale.compact([{"k": [1]}, {"k": {"a": 1}}])
+    r = bale.compact([{"k": ["x", 1]}, {"k": {"a": 1}}, {"k": [1, 2]}])
     col = bale.column(r.root, "k")
-    assert col == [[1], {"a": 1}] and isinstance(col[0], bale.ListView)
+    assert col == [["x", 1], {"a": 1}, [1, 2]] and isinstance(col[0], bale.ListView)
+    assert isinstance(col[2], bale.NumberListView)
 
 
 def test_records_with_different_key_orders_and_tuples():

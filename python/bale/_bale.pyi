@@ -1,5 +1,5 @@
 import os
-from collections.abc import ItemsView, Iterator, KeysView, Mapping, Sequence, Set, ValuesView
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, Set, ValuesView
 from typing import Any, SupportsIndex, final, overload
 
 from typing_extensions import Buffer
@@ -15,8 +15,11 @@ __all__ = [
     "FrozenSetView",
     "HEADER_LEN",
     "ListView",
+    "NumberListView",
+    "RecordView",
     "Region",
     "SetView",
+    "ThawError",
     "TupleView",
     "Writer",
     "announced_length",
@@ -35,6 +38,9 @@ class CompactError(TypeError):
 
 class FormatError(ValueError):
     """Bytes that are not a valid bale region."""
+
+class ThawError(TypeError):
+    """A stored record whose class this process does not know, or knows with other fields."""
 
 @final
 class Region:
@@ -88,6 +94,41 @@ class TupleView(Sequence[Any]):
     def __hash__(self) -> int: ...
 
 @final
+class NumberListView(Sequence[Any]):
+    """A list stored as raw int64 or float64 numbers; exports them as a read-only buffer."""
+
+    @overload
+    def __getitem__(self, index: SupportsIndex, /) -> int | float: ...
+    @overload
+    def __getitem__(self, index: slice, /) -> list[Any]: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    def __reversed__(self) -> Iterator[Any]: ...
+    def __contains__(self, value: object, /) -> bool: ...
+    def index(self, value: Any, start: SupportsIndex = 0, stop: SupportsIndex = ..., /) -> int: ...
+    def count(self, value: Any, /) -> int: ...
+    def tolist(self) -> list[Any]:
+        """The items as a list of Python numbers."""
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+
+@final
+class RecordView:
+    """A stored dataclass, NamedTuple, enum member or registered-class instance, read in place."""
+
+    @property
+    def _fields(self) -> tuple[str, ...]:
+        """The stored field names, in order."""
+    @property
+    def __bale_type__(self) -> str:
+        """The qualified name of the record's class, as stored."""
+    def __getattr__(self, name: str) -> Any: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: SupportsIndex | slice, /) -> Any: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    def __hash__(self) -> int: ...
+
+@final
 class DictView(Mapping[Any, Any]):
     def __getitem__(self, key: Any, /) -> Any: ...
     def __len__(self) -> int: ...
@@ -121,8 +162,12 @@ def compact(obj: object, *, share: bool = False) -> Region:
 def region_of(value: object) -> Region | None:
     """The region a view lives in, rooted at that view; None for anything else."""
 
-def thaw(value: Any) -> Any:
-    """Native Python objects from a view (deep); native values pass through."""
+def thaw(value: Any, *, types: Iterable[type] | None = None) -> Any:
+    """Native Python objects from a view (deep); native values pass through.
+
+    Records are rebuilt with the classes in ``types``, else with classes this
+    process registered or compacted; an unknown class raises ThawError.
+    """
 
 def load(buffer: Buffer, *, verify: bool = False) -> Region:
     """Adopt a buffer-protocol object as a region, without copying (O(1))."""

@@ -80,7 +80,7 @@ def _record_type(cls: type) -> RecordType | None:
         flavor = FLAVOR_ENUM_MIXIN if issubclass(cls, (int, str)) else FLAVOR_ENUM
         return RecordType(cls, name, flavor, ("name", "value"), ("_name_", "_value_"), None, None)
     if _is_namedtuple(cls):
-        fields = tuple(cls._fields)
+        fields = tuple(getattr(cls, "_fields"))
         return RecordType(cls, name, FLAVOR_NAMEDTUPLE, fields, fields, None, None)
     if dataclasses.is_dataclass(cls):
         fields = tuple(f.name for f in dataclasses.fields(cls))

@@ -236,7 +236,7 @@ def resolve(region: bale.Region, path: str, pointer: str) -> Any:
             if match is _MISSING:
                 raise CommandError(f"{path}: no value at {where} (no key {part!r})")
             value = value[match]
-        elif isinstance(value, (bale.ListView, bale.TupleView)):
+        elif isinstance(value, _SEQUENCE_VIEWS):
             if not (part.isdigit() and (part == "0" or not part.startswith("0"))):
                 raise CommandError(f"{path}: no value at {where} ({part!r} is not an array index)")
             i = int(part)
@@ -249,6 +249,7 @@ def resolve(region: bale.Region, path: str, pointer: str) -> Any:
 
 
 _MISSING = object()
+_SEQUENCE_VIEWS = (bale.ListView, bale.NumberListView, bale.TupleView)
 
 
 def json_bytes(value: Any, path: str) -> bytes:
@@ -285,7 +286,7 @@ def to_json(path: str, pointer: str, out: IO[bytes]) -> None:
 
 
 def _kind_of_root(root: Any) -> str:
-    if isinstance(root, bale.ListView):
+    if isinstance(root, (bale.ListView, bale.NumberListView)):
         return f"list of {len(root):,}"
     if isinstance(root, bale.TupleView):
         return f"tuple of {len(root):,}"

@@ -178,9 +178,15 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
                 }
             }
         }
+        let mut fail = fail;
+        while let Fail::Item(i, inner) = fail {
+            let _ = write!(path, "[{i}]");
+            fail = *inner;
+        }
         match fail {
             Fail::Malformed(e) => JsonError { path, reason: e.to_string(), malformed: true },
             Fail::NotJson(reason) => JsonError { path, reason, malformed: false },
+            Fail::Item(..) => unreachable!("unwrapped above"),
         }
     }
 
@@ -214,7 +220,9 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
                         out.push(b',');
                     }
                     match self.r.num_item(l, i).map_err(Fail::Malformed)? {
-                        Value::Float(f) => float(f, out)?,
+                        Value::Float(f) => {
+                            float(f, out).map_err(|e| Fail::Item(i, Box::new(e)))?;
+                        }
                         Value::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
                         _ => unreachable!("number lists hold numbers"),
                     }
@@ -285,6 +293,8 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
 enum Fail {
     Malformed(FormatError),
     NotJson(String),
+    /// The failure of item `i` of a number list (not on the stack).
+    Item(usize, Box<Fail>),
 }
 
 fn float(f: f64, out: &mut Vec<u8>) -> std::result::Result<(), Fail> {

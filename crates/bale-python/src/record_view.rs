@@ -33,7 +33,7 @@ pub fn record_to_py(py: Python<'_>, region: Py<Region>, rec: Record) -> PyResult
             Err(e) => return Err(e),
         }
     }
-    Ok(Py::new(py, RecordView { region, rec })?.into_any())
+    Ok(crate::views::untracked(Py::new(py, RecordView { region, rec })?).into_any())
 }
 
 /// The field values of a record, as views and scalars.

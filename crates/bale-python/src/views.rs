@@ -61,7 +61,7 @@ pub fn value_to_py(py: Python<'_>, region: &Py<Region>, v: Value<'_>) -> PyResul
         Value::Dict(dict) => new_object(py, DictView { region, dict })?.into_any(),
         Value::Set(table) => new_object(py, SetView { region, table })?.into_any(),
         Value::FrozenSet(table) => new_object(py, FrozenSetView { region, table })?.into_any(),
-        Value::NumList(list) => Py::new(py, crate::number_list::NumberListView { region, list })?.into_any(),
+        Value::NumList(list) => untracked(Py::new(py, crate::number_list::NumberListView { region, list })?).into_any(),
         Value::Record(rec) => crate::record_view::record_to_py(py, region, rec)?,
         Value::NdArray(a) => crate::typed::ndarray_to_py(py, region.bind(py).as_any(), &a, false)?,
         _ => unreachable!("scalars are handled above"),
