@@ -53,6 +53,8 @@ class Region:
     def nbytes(self) -> int: ...
     def verify(self) -> None:
         """Check the whole structure and the checksum; raise FormatError."""
+    def types(self) -> list[tuple[str, str, tuple[str, ...], int]]:
+        """The type table: (qualified name, kind, field names, records) per record type (O(n) walk)."""
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the region to ``path`` atomically (temporary file, fsync, rename)."""
     def __bytes__(self) -> bytes: ...

@@ -296,6 +296,8 @@ def array_from(buffer: Any, offset: int, nbytes: int, shape: tuple, text: str, f
                          f"{nbytes} are stored")
     arr = np.frombuffer(buffer, dtype=dt, count=count, offset=offset) if count else np.empty(0, dtype=dt)
     arr = arr.reshape(shape, order="F" if flags & 1 else "C")
+    if not copy:
+        arr.flags.writeable = False
     if flags & 2:
         # A structured scalar would still view the region: copy it out first.
         return (arr.copy() if dt.names is not None else arr)[()]

@@ -300,7 +300,10 @@ impl<'a> Verifier<'a> {
                 self.first_visit(slot, l.start, false)?;
             }
             Value::Record(rec) => {
-                if self.first_visit(slot, rec.start, false)? {
+                // Enum members are immutable singletons: shared by design.
+                let member = rec.ty.flavor == FLAVOR_ENUM || rec.ty.flavor == FLAVOR_ENUM_MIXIN;
+                let first = if member { !self.shareable.test_and_set(rec.start / 8) } else { self.first_visit(slot, rec.start, false)? };
+                if first {
                     // Types, like shapes, are shared by design.
                     if !self.shareable.test_and_set(rec.ty.start / 8) {
                         let r = self.r;

@@ -33,7 +33,18 @@ pub fn region_stats<'py>(py: Python<'py>, region: &Bound<'py, Region>, top: usiz
     }
     out.set_item("shapes", list)?;
     out.set_item("distinct_shapes", shapes.len())?;
+    out.set_item("types", types_list(py, &st.types)?)?;
     Ok(out)
+}
+
+/// `[(qualified name, flavor, field names, records), ...]`, in the order first met.
+pub fn types_list<'py>(py: Python<'py>, types: &[bale_core::stats::TypeInfo]) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for t in types {
+        let flavor = py.import("bale._types")?.getattr("flavor_name")?.call1((t.flavor,))?;
+        list.append((t.name.as_str(), flavor, PyTuple::new(py, &t.fields)?, t.count))?;
+    }
+    Ok(list)
 }
 
 /// The keys of the shape at `off`, as Python values.

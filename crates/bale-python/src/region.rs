@@ -253,6 +253,16 @@ impl Region {
         self.len
     }
 
+    /// The region's type table: `(qualified name, kind, field names,
+    /// records)` for each record type its root reaches, in the order first
+    /// met. Walks the region (O(n)).
+    fn types<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+        let r = self.reader();
+        let root = self.root;
+        let types = py.detach(|| bale_core::stats::record_types(&r, root)).map_err(format_error)?;
+        crate::info::types_list(py, &types)
+    }
+
     /// Full check of structure and checksum; raises FormatError.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
         let buf = self.contiguous();
