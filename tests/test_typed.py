@@ -272,7 +272,7 @@ def test_number_lists_are_raw_numbers_read_in_place():
     buf = np.frombuffer(region, dtype=np.uint8)
     assert np.shares_memory(ai, buf) and np.shares_memory(af, buf)
     m = memoryview(vf)
-    assert m.format == "<d" and m.itemsize == 8 and m.readonly and m.shape == (1000,)
+    assert m.format == "d" and m.itemsize == 8 and m.readonly and m.shape == (1000,)
     # About 8 bytes per item.
     assert region.nbytes < 64 + 2000 * 8 + 200
     # Still a Sequence of Python numbers.

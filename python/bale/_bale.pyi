@@ -40,7 +40,7 @@ class FormatError(ValueError):
     """Bytes that are not a valid bale region."""
 
 class ThawError(TypeError):
-    """A stored record whose class this process does not know, or knows with other fields."""
+    """A valid stored value this process cannot rebuild: a record of an unknown or changed class, or an unknown time zone."""
 
 @final
 class Region:

@@ -233,7 +233,7 @@ def flavor_name(flavor: int) -> str:
 
 
 def array_parts(arr: Any, scalar: bool) -> tuple:
-    """(data, flags, shape, dtype text) of a numpy array or scalar for storing.
+    """(data, flags, shape, dtype text, item size) of a numpy array or scalar for storing.
 
     ``data`` supports the buffer protocol and holds the items contiguous, in
     C order, or in F order when flags say so.
@@ -259,7 +259,7 @@ def array_parts(arr: Any, scalar: bool) -> tuple:
     else:
         data = np.ascontiguousarray(arr)
     return (memoryview(data.reshape(-1, order="F" if flags & 1 else "C").view(np.uint8)), flags,
-            tuple(arr.shape), text)
+            tuple(arr.shape), text, dt.itemsize)
 
 
 _dtype_cache: dict[tuple[str, bool], Any] = {}
@@ -283,6 +283,29 @@ def make_dtype(text: str, descr: bool) -> Any:
     return dt
 
 
+def _check_text(arr: Any) -> None:
+    """Raises if a text (``U``) array or field holds a code point above U+10FFFF."""
+    import numpy as np
+
+    dt = arr.dtype
+    if dt.kind == "U" and arr.size:
+        units = np.ascontiguousarray(arr).view(np.dtype(dt.byteorder.replace("|", "=") + "u4"))
+        if (units > 0x10FFFF).any():
+            raise ValueError("text array holds a code point above U+10FFFF")
+    elif dt.names is not None:
+        for name in dt.names:
+            _check_text(arr[name])
+    elif dt.subdtype is not None and arr.size:
+        _check_text(np.ascontiguousarray(arr).view(dt.subdtype[0]))
+
+
+def check_dtype(text: str, flags: int, itemsize: int) -> None:
+    """Raises unless ``text`` is a numpy dtype (without objects) of ``itemsize`` bytes."""
+    dt = make_dtype(text, bool(flags & 4))
+    if dt.itemsize != itemsize:
+        raise ValueError(f"dtype {dt} has items of {dt.itemsize} bytes, the region says {itemsize}")
+
+
 def array_from(buffer: Any, offset: int, nbytes: int, shape: tuple, text: str, flags: int, copy: bool) -> Any:
     """The array stored at ``offset`` of ``buffer`` (read-only, zero copy unless ``copy``)."""
     import numpy as np
@@ -296,6 +319,7 @@ def array_from(buffer: Any, offset: int, nbytes: int, shape: tuple, text: str, f
                          f"{nbytes} are stored")
     arr = np.frombuffer(buffer, dtype=dt, count=count, offset=offset) if count else np.empty(0, dtype=dt)
     arr = arr.reshape(shape, order="F" if flags & 1 else "C")
+    _check_text(arr)
     if not copy:
         arr.flags.writeable = False
     if flags & 2:

@@ -107,6 +107,9 @@ pub const ND_KNOWN: u32 = ND_FORTRAN | ND_SCALAR | ND_DESCR;
 /// Alignment of array data, as offsets from the region start.
 pub const ND_ALIGN: usize = 64;
 pub const ND_MAX_DIMS: usize = 64;
+/// Payload bytes of an NDARRAY before its extents: data offset, byte
+/// count, item size, dimensions and flags.
+pub const ND_FIXED_BYTES: usize = 32;
 
 /// Containers with more entries than this carry a hash index.
 pub const INDEX_MIN_ENTRIES: usize = 9;

@@ -37,7 +37,7 @@ pub use error::{FormatError, Result};
 pub use reader::{announced_length, compute_checksum, compute_checksum_split, header_bytes, ChecksumStream, parse_header, Dict, Header, NdArray, NumList, Reader, RecType, Record, Region, Seq, Str, Table, Value};
 pub use typed::Ext;
 pub use transplant::Transplant;
-pub use verify::verify;
+pub use verify::{verify, verify_report, ArrayType, Report};
 pub use writer::{Builder, ForwardRefs};
 
 /// Looks up a string key in a dict; `None` when absent.

@@ -69,6 +69,7 @@ pub struct NdArray<'a> {
     pub start: usize,
     pub data_off: usize,
     pub data: &'a [u8],
+    pub itemsize: u64,
     pub flags: u32,
     /// `ndim` little-endian u64 extents.
     pub shape: &'a [u8],
@@ -593,23 +594,34 @@ impl<'a> Reader<'a> {
 
     fn ndarray(&self, off: usize, p: usize, limit: usize) -> Result<Value<'a>> {
         self.extent(off, 8 + pad8(p), limit, "ndarray object")?;
-        if p < 24 {
+        if p < ND_FIXED_BYTES {
             return Err(bad(off, "ndarray object is too short"));
         }
         let body = off + 8;
         let data_off = self.word(body)? as usize;
-        let nbytes = self.word(body + 8)? as usize;
-        let dims = self.word(body + 16)?;
+        let nbytes = self.word(body + 8)?;
+        let itemsize = self.word(body + 16)?;
+        let dims = self.word(body + 24)?;
         let (ndim, flags) = ((dims & 0xFFFF_FFFF) as usize, (dims >> 32) as u32);
         if flags & !ND_KNOWN != 0 {
             return Err(bad(off, "ndarray object has unknown flags"));
         }
-        if ndim > ND_MAX_DIMS || 24 + 8 * ndim > p || (flags & ND_SCALAR != 0 && ndim != 0) {
+        if ndim > ND_MAX_DIMS || ND_FIXED_BYTES + 8 * ndim > p || (flags & ND_SCALAR != 0 && ndim != 0) {
             return Err(bad(off, "ndarray object has a bad number of dimensions"));
         }
         if data_off % ND_ALIGN != 0 {
             return Err(bad(off, "ndarray data is not 64-byte aligned"));
         }
+        let shape = &self.buf[body + ND_FIXED_BYTES..body + ND_FIXED_BYTES + 8 * ndim];
+        // The data is exactly the items: the product of the extents times the item size.
+        let mut count: u64 = 1;
+        for i in 0..ndim {
+            count = count.checked_mul(read_u64(shape, 8 * i)).ok_or_else(|| bad(off, "ndarray shape overflows"))?;
+        }
+        if count.checked_mul(itemsize) != Some(nbytes) {
+            return Err(bad(off, "ndarray byte count does not match its shape and item size"));
+        }
+        let nbytes = nbytes as usize;
         // Data is referenced like a payload: it lies before the object (or,
         // when empty, nowhere).
         let data: &'a [u8] = if nbytes == 0 {
@@ -618,13 +630,12 @@ impl<'a> Reader<'a> {
             self.extent(data_off, nbytes, off, "ndarray data")?;
             &self.buf[data_off..data_off + nbytes]
         };
-        let shape = &self.buf[body + 24..body + 24 + 8 * ndim];
-        let dtype = std::str::from_utf8(&self.buf[body + 24 + 8 * ndim..body + p])
+        let dtype = std::str::from_utf8(&self.buf[body + ND_FIXED_BYTES + 8 * ndim..body + p])
             .map_err(|_| bad(off, "ndarray dtype is not UTF-8"))?;
         if dtype.is_empty() {
             return Err(bad(off, "ndarray dtype is empty"));
         }
-        Ok(Value::NdArray(NdArray { start: off, data_off, data, flags, shape, dtype }))
+        Ok(Value::NdArray(NdArray { start: off, data_off, data, itemsize, flags, shape, dtype }))
     }
 
     fn table(&self, off: usize, n: usize, limit: usize, what: &str) -> Result<Table> {

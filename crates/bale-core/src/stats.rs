@@ -61,7 +61,7 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
             Value::Ext(e) => (crate::typed::kind_name(e.kind), 8 + pad8(e.payload.len()) as u64),
             Value::NumList(l) => (if l.float { "lists (floats, raw)" } else { "lists (ints, raw)" }, 8 + 8 * l.len as u64),
             Value::NdArray(a) => {
-                let head = 8 + pad8(24 + a.shape.len() + a.dtype.len());
+                let head = 8 + pad8(ND_FIXED_BYTES + a.shape.len() + a.dtype.len());
                 ("numpy arrays", (head + pad8(a.data.len())) as u64)
             }
             Value::Record(rec) => {

@@ -309,7 +309,7 @@ impl Transplant {
             }
             Value::NdArray(a) => {
                 let shape = (0..a.ndim()).map(|i| a.dim(i)).collect::<Vec<u64>>();
-                dst.ndarray(a.data, a.flags, &shape, a.dtype)
+                dst.ndarray(a.data, a.itemsize, a.flags, &shape, a.dtype)
             }
             Value::Dict(_) => return Err(FormatError::new("a dict cannot be a set element or dict key")),
             Value::Record(_) => return Err(FormatError::new("a record cannot be a set element or dict key")),

@@ -175,13 +175,23 @@ pub fn decode_moment<'a>(e: &Ext<'a>) -> std::result::Result<Moment<'a>, &'stati
         }
         _ => {
             let key = std::str::from_utf8(&e.payload[8..]).map_err(|_| "time zone key is not UTF-8")?;
-            if key.is_empty() {
-                return Err("time zone key is empty");
+            if !zone_key_ok(key) {
+                return Err("time zone key is not an IANA key");
             }
             Tz::Zone(key)
         }
     };
     Ok(Moment { date, clock, fold, tz })
+}
+
+/// Whether `key` has the form of an IANA time zone key (as `zoneinfo`
+/// accepts them): ASCII letters, digits and `/_+-.`, relative, without
+/// empty or `..` components.
+pub fn zone_key_ok(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= 255
+        && key.bytes().all(|c| c.is_ascii_alphanumeric() || b"/_+-.".contains(&c))
+        && key.split('/').all(|part| !part.is_empty() && part != "." && part != "..")
 }
 
 /// A `timedelta`, normalized as Python keeps it.

@@ -271,7 +271,7 @@ impl Builder {
 
     /// A numpy array: `data` (C- or, with `ND_FORTRAN`, F-order) written
     /// 64-byte aligned, then its object.
-    pub fn ndarray(&mut self, data: &[u8], flags: u32, shape: &[u64], dtype: &str) -> u64 {
+    pub fn ndarray(&mut self, data: &[u8], itemsize: u64, flags: u32, shape: &[u64], dtype: &str) -> u64 {
         let data_off = if data.is_empty() {
             0
         } else {
@@ -281,10 +281,11 @@ impl Builder {
             at
         };
         let off = self.len();
-        let payload = 24 + 8 * shape.len() + dtype.len();
+        let payload = ND_FIXED_BYTES + 8 * shape.len() + dtype.len();
         self.put(header_word(KIND_NDARRAY, payload as u64));
         self.put(data_off as u64);
         self.put(data.len() as u64);
+        self.put(itemsize);
         self.put(shape.len() as u64 | (flags as u64) << 32);
         self.put_slots(shape);
         self.put_padded(dtype.as_bytes());

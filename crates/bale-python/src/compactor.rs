@@ -577,7 +577,7 @@ impl<'py> Compactor<'py> {
                 let scalar = *scalar;
                 let parts = ArrayParts::new(py, &bound, scalar).map_err(|e| self.annotate(e))?;
                 self.wrote_arrays = true;
-                Ok(Some(self.builder.ndarray(parts.data(), parts.flags, &parts.shape, &parts.dtype)))
+                Ok(Some(self.builder.ndarray(parts.data(), parts.itemsize, parts.flags, &parts.shape, &parts.dtype)))
             }
             h => {
                 let (kind, aux, payload) = scalar_parts(py, h, &bound).map_err(|e| self.annotate(e))?;

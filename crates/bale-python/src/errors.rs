@@ -10,7 +10,7 @@ create_exception!(
     bale,
     ThawError,
     PyTypeError,
-    "A stored record whose class this process does not know, or knows with other fields."
+    "A valid stored value this process cannot rebuild: a record whose class it does not know (or knows with other fields), or a time zone its database lacks."
 );
 
 pub fn format_error(e: bale_core::FormatError) -> PyErr {

@@ -22,8 +22,8 @@ pub struct NumberListView {
     pub list: NumList,
 }
 
-static FORMAT_INT: &std::ffi::CStr = c"<q";
-static FORMAT_FLOAT: &std::ffi::CStr = c"<d";
+static FORMAT_INT: &std::ffi::CStr = c"q";
+static FORMAT_FLOAT: &std::ffi::CStr = c"d";
 
 impl NumberListView {
     fn item(&self, py: Python<'_>, i: usize) -> PyResult<Py<PyAny>> {
@@ -122,7 +122,7 @@ impl NumberListView {
         Ok((bale.getattr("_root_of")?, (region,)))
     }
 
-    /// The items in place: 8-byte little-endian `q` (int64) or `d` (float64).
+    /// The items in place: `q` (int64) or `d` (float64), native order (regions are little-endian, as are the hosts that read them).
     unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
         if flags & ffi::PyBUF_WRITABLE == ffi::PyBUF_WRITABLE {
             return Err(PyBufferError::new_err("bale regions are read-only"));

@@ -45,8 +45,8 @@ fn record_values<'py>(py: Python<'py>, region: &Py<Region>, rec: Record) -> PyRe
     PyTuple::new(py, items)
 }
 
-fn field_names(region: &Region, rec: Record) -> PyResult<Vec<String>> {
-    Ok(crate::typed::type_parts(&region.reader(), rec.ty)?.1)
+fn field_names<'py>(py: Python<'py>, region: &Region, rec: Record) -> PyResult<Bound<'py, PyTuple>> {
+    Ok(crate::typed::type_parts(py, &region.reader(), rec.ty)?.1)
 }
 
 /// The class name of a qualified name (`module.Outer.Name` -> `Name`), as reprs show it.
@@ -56,7 +56,7 @@ fn short_name(qualified: &str) -> &str {
 
 pub fn record_repr(py: Python<'_>, region: &Py<Region>, rec: Record) -> PyResult<String> {
     let reg = region.get();
-    let (name, fields) = crate::typed::type_parts(&reg.reader(), rec.ty)?;
+    let (name, fields) = crate::typed::type_parts(py, &reg.reader(), rec.ty)?;
     let values = record_values(py, region, rec)?;
     if rec.ty.flavor == FLAVOR_ENUM || rec.ty.flavor == FLAVOR_ENUM_MIXIN {
         let member = values.get_item(0)?.str()?.to_string();
@@ -65,7 +65,7 @@ pub fn record_repr(py: Python<'_>, region: &Py<Region>, rec: Record) -> PyResult
     let parts = fields
         .iter()
         .zip(values.iter())
-        .map(|(f, v)| Ok(format!("{f}={}", v.repr()?)))
+        .map(|(f, v)| Ok(format!("{}={}", f.str()?, v.repr()?)))
         .collect::<PyResult<Vec<_>>>()?;
     Ok(format!("{}({})", short_name(&name), parts.join(", ")))
 }
@@ -75,7 +75,7 @@ impl RecordView {
         self.rec.ty.flavor == FLAVOR_NAMEDTUPLE
     }
     fn not_a_sequence(&self, what: &str) -> PyErr {
-        let name = crate::typed::type_parts(&self.region.get().reader(), self.rec.ty).map(|(n, _)| n).unwrap_or_default();
+        let name = self.region.get().reader().type_name(self.rec.ty).map(|n| n.to_string_lossy()).unwrap_or_default();
         PyTypeError::new_err(format!("'{}' record view {what}", short_name(&name)))
     }
 }
@@ -89,7 +89,7 @@ impl RecordView {
         match r.find_str(self.rec.ty.fields, width, units).map_err(format_error)? {
             Some(i) => value_to_py(py, &self.region, r.record_value(self.rec, i).map_err(format_error)?),
             None => {
-                let (tname, _) = crate::typed::type_parts(&r, self.rec.ty)?;
+                let tname = r.type_name(self.rec.ty).map_err(format_error)?.to_string_lossy();
                 Err(PyAttributeError::new_err(format!("'{}' record has no field '{}'", short_name(&tname), name)))
             }
         }
@@ -98,13 +98,13 @@ impl RecordView {
     /// The stored field names, in order.
     #[getter]
     fn _fields(&self, py: Python<'_>) -> PyResult<Py<PyTuple>> {
-        Ok(PyTuple::new(py, field_names(self.region.get(), self.rec)?)?.unbind())
+        Ok(field_names(py, self.region.get(), self.rec)?.unbind())
     }
 
     /// The qualified name of the record's class, as stored.
     #[getter]
     fn __bale_type__(&self) -> PyResult<String> {
-        Ok(crate::typed::type_parts(&self.region.get().reader(), self.rec.ty)?.0)
+        Ok(self.region.get().reader().type_name(self.rec.ty).map_err(format_error)?.to_string_lossy())
     }
 
     fn __len__(&self) -> PyResult<usize> {
@@ -171,12 +171,12 @@ impl RecordView {
 impl RecordView {
     fn equals(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
         let reg = self.region.get();
-        let (name, fields) = crate::typed::type_parts(&reg.reader(), self.rec.ty)?;
+        let (name, fields) = crate::typed::type_parts(py, &reg.reader(), self.rec.ty)?;
         let mine = record_values(py, &self.region, self.rec)?;
         if let Ok(o) = other.cast::<RecordView>() {
             let o = o.get();
-            let (oname, ofields) = crate::typed::type_parts(&o.region.get().reader(), o.rec.ty)?;
-            if oname != name || ofields != fields {
+            let (oname, ofields) = crate::typed::type_parts(py, &o.region.get().reader(), o.rec.ty)?;
+            if oname != name || !ofields.eq(&fields)? {
                 return Ok(Some(false));
             }
             return Ok(Some(mine.eq(record_values(py, &o.region, o.rec)?)?));
@@ -188,7 +188,7 @@ impl RecordView {
                 return Ok(Some(other.getattr("_name_")?.eq(mine.get_item(0)?)? && other.getattr("_value_")?.eq(mine.get_item(1)?)?));
             }
             for (i, f) in fields.iter().enumerate() {
-                match other.getattr(f.as_str()) {
+                match other.getattr(f.cast_into::<PyString>()?) {
                     Ok(v) => {
                         if !v.eq(mine.get_item(i)?)? {
                             return Ok(Some(false));

@@ -266,7 +266,8 @@ impl Region {
     /// Full check of structure and checksum; raises FormatError.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
         let buf = self.contiguous();
-        py.detach(|| bale_core::Region::new_verified(buf).map(|_| ())).map_err(format_error)
+        let report = py.detach(|| bale_core::Region::new(buf).and_then(|r| bale_core::verify_report(&r))).map_err(format_error)?;
+        crate::typed::check_arrays(py, &bale_core::Reader::with_flags(buf, self.flags), &report)
     }
 
     /// Writes the region to `path` atomically (temporary file, fsync, rename).

@@ -265,7 +265,11 @@ pub fn ext_to_py(py: Python<'_>, e: &Ext<'_>) -> PyResult<*mut PyObject> {
                     Some(tz.cast_into::<PyTzInfo>()?)
                 }
                 Tz::Zone(key) => {
-                    let tz = zoneinfo_class(py)?.bind(py).call1((key,)).map_err(|err| bad(&format!("time zone {key:?}: {err}")))?;
+                    // A valid key this machine's time zone database lacks: the
+                    // bytes are fine, this process cannot rebuild the value.
+                    let tz = zoneinfo_class(py)?.bind(py).call1((key,)).map_err(|err| {
+                        crate::errors::ThawError::new_err(format!("cannot read the time zone {key:?} of the {} at byte {}: {}", core_typed::kind_name(e.kind), e.start, err.value(py)))
+                    })?;
                     Some(tz.cast_into::<PyTzInfo>()?)
                 }
             };
@@ -343,6 +347,7 @@ fn array_error(py: Python<'_>, a: &NdArray<'_>, err: PyErr) -> PyErr {
 /// The parts of a numpy array (or scalar) to store: contiguous bytes,
 /// flags, shape and dtype text. `keep` holds the buffer's owner.
 pub struct ArrayParts {
+    pub itemsize: u64,
     pub flags: u32,
     pub shape: Vec<u64>,
     pub dtype: String,
@@ -358,7 +363,7 @@ impl ArrayParts {
         if unsafe { ffi::PyObject_GetBuffer(data.as_ptr(), &mut view, ffi::PyBUF_SIMPLE) } != 0 {
             return Err(PyErr::fetch(py));
         }
-        Ok(ArrayParts { flags: parts.get_item(1)?.extract()?, shape: parts.get_item(2)?.extract()?, dtype: parts.get_item(3)?.extract()?, view })
+        Ok(ArrayParts { itemsize: parts.get_item(4)?.extract()?, flags: parts.get_item(1)?.extract()?, shape: parts.get_item(2)?.extract()?, dtype: parts.get_item(3)?.extract()?, view })
     }
     pub fn data(&self) -> &[u8] {
         if self.view.len == 0 {
@@ -375,6 +380,28 @@ impl Drop for ArrayParts {
     }
 }
 
+/// Checks, with numpy, what a verification found that only numpy can
+/// check: each distinct dtype, and the code points of text arrays. Without
+/// numpy there is nothing to check (arrays cannot be read at all).
+pub fn check_arrays(py: Python<'_>, r: &Reader<'_>, report: &bale_core::Report) -> PyResult<()> {
+    if report.array_types.is_empty() || py.import("numpy").is_err() {
+        return Ok(());
+    }
+    let check = known(py)?.types.bind(py).getattr("check_dtype")?;
+    for t in &report.array_types {
+        check.call1((t.dtype.as_str(), t.flags, t.itemsize)).map_err(|e| {
+            malformed(&format!("ndarray dtype {:?} is not valid here: {}", t.dtype, e.value(py)))
+        })?;
+    }
+    for &off in &report.text_arrays {
+        if let Value::NdArray(a) = r.decode(off as u64, r.buf().len()).map_err(crate::errors::format_error)? {
+            // A copy: nothing made here may point into memory not yet adopted.
+            ndarray_from_bytes(py, &pyo3::types::PyBytes::new(py, a.data), &a)?;
+        }
+    }
+    Ok(())
+}
+
 /// A record type resolved for thawing: the class and how to rebuild it.
 pub struct Resolved {
     pub cls: Py<PyAny>,
@@ -383,24 +410,24 @@ pub struct Resolved {
     pub make: Option<Py<PyAny>>,
 }
 
-/// The stored name and field names of a record type.
-pub fn type_parts(r: &Reader<'_>, ty: RecType) -> PyResult<(String, Vec<String>)> {
+/// The stored name (for messages) and field names (exact `str` objects) of a record type.
+pub fn type_parts<'py>(py: Python<'py>, r: &Reader<'_>, ty: RecType) -> PyResult<(String, Bound<'py, PyTuple>)> {
     let name = r.type_name(ty).map_err(crate::errors::format_error)?.to_string_lossy();
     let mut fields = Vec::with_capacity(ty.fields.len);
     for i in 0..ty.fields.len {
         match r.field_name(ty, i).map_err(crate::errors::format_error)? {
-            Value::Str(s) => fields.push(s.to_string_lossy()),
+            Value::Str(s) => fields.push(unsafe { crate::convert::owned(py, crate::convert::make_str(py, &s)?)? }),
             _ => return Err(malformed("record field name is not a string")),
         }
     }
-    Ok((name, fields))
+    Ok((name, PyTuple::new(py, fields)?))
 }
 
 /// Finds the class of a stored record type (see `bale._types.resolve`).
 pub fn resolve(py: Python<'_>, r: &Reader<'_>, ty: RecType, types: Option<&Py<PyTuple>>) -> PyResult<Resolved> {
-    let (name, fields) = type_parts(r, ty)?;
+    let (name, fields) = type_parts(py, r, ty)?;
     let k = known(py)?;
-    let res = k.types.bind(py).getattr("resolve")?.call1((name, ty.flavor, PyTuple::new(py, fields)?, types.map(|t| t.bind(py).clone())));
+    let res = k.types.bind(py).getattr("resolve")?.call1((name, ty.flavor, fields, types.map(|t| t.bind(py).clone())));
     let res = res.map_err(|e| {
         if e.is_instance_of::<pyo3::exceptions::PyLookupError>(py) || e.get_type(py).name().map(|n| n == "TypeMismatch").unwrap_or(false) {
             crate::errors::ThawError::new_err(e.value(py).to_string())
