@@ -599,3 +599,16 @@ def test_corrupted_typed_objects_give_format_errors():
             finally:
                 data[i] ^= bit
     assert errors > 0
+
+
+def test_readme_example_runs(tmp_path):
+    """The README's example of typed values runs as a script, as written."""
+    import pathlib
+
+    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = readme.split("## Types beyond JSON")[1].split("```python")[1].split("```")[0]
+    script = tmp_path / "example.py"
+    script.write_text(block + "\nprint(t.price, t.side, region.root['path'][1].y, w.shape, region.types()[0][0])\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["101.25", "Side.BUY", "2.5", "(1000,", "64)", "__main__.Trade"]
