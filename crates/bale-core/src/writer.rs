@@ -247,6 +247,11 @@ impl Builder {
         off as u64
     }
 
+    /// Makes room for `extra` more bytes at once (before a large write).
+    pub fn reserve(&mut self, extra: usize) {
+        self.buf.reserve(extra);
+    }
+
     /// A typed scalar (see `typed`): header field `aux`, then `payload`.
     pub fn ext(&mut self, kind: u8, aux: u64, payload: &[u8]) -> u64 {
         let off = self.len();

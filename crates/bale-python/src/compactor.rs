@@ -577,6 +577,7 @@ impl<'py> Compactor<'py> {
                 let scalar = *scalar;
                 let parts = ArrayParts::new(py, &bound, scalar).map_err(|e| self.annotate(e))?;
                 self.wrote_arrays = true;
+                self.builder.reserve(parts.data().len() + 128 + parts.dtype.len());
                 Ok(Some(self.builder.ndarray(parts.data(), parts.itemsize, parts.flags, &parts.shape, &parts.dtype)))
             }
             h => {

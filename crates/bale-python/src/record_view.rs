@@ -82,17 +82,24 @@ impl RecordView {
 
 #[pymethods]
 impl RecordView {
-    fn __getattr__(&self, py: Python<'_>, name: &Bound<'_, PyString>) -> PyResult<Py<PyAny>> {
-        let reg = self.region.get();
+    /// Fields first (found through the type's index, without raising),
+    /// then the view's own attributes.
+    fn __getattribute__(slf: &Bound<'_, Self>, name: &Bound<'_, PyString>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let me = slf.get();
+        let reg = me.region.get();
         let r = reg.reader();
         let (width, units) = unsafe { str_units(name.as_ptr()) };
-        match r.find_str(self.rec.ty.fields, width, units).map_err(format_error)? {
-            Some(i) => value_to_py(py, &self.region, r.record_value(self.rec, i).map_err(format_error)?),
-            None => {
-                let tname = r.type_name(self.rec.ty).map_err(format_error)?.to_string_lossy();
-                Err(PyAttributeError::new_err(format!("'{}' record has no field '{}'", short_name(&tname), name)))
-            }
+        if let Some(i) = r.find_str(me.rec.ty.fields, width, units).map_err(format_error)? {
+            return value_to_py(py, &me.region, r.record_value(me.rec, i).map_err(format_error)?);
         }
+        unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyObject_GenericGetAttr(slf.as_ptr(), name.as_ptr())) }.map(Bound::unbind)
+    }
+
+    /// Called when neither a field nor an attribute of the view has the name.
+    fn __getattr__(&self, name: &Bound<'_, PyString>) -> PyResult<Py<PyAny>> {
+        let tname = self.region.get().reader().type_name(self.rec.ty).map_err(format_error)?.to_string_lossy();
+        Err(PyAttributeError::new_err(format!("'{}' record has no field '{}'", short_name(&tname), name)))
     }
 
     /// The stored field names, in order.
