@@ -90,8 +90,13 @@ impl RecordView {
         let reg = me.region.get();
         let r = reg.reader();
         let (width, units) = unsafe { str_units(name.as_ptr()) };
-        if let Some(i) = r.find_str(me.rec.ty.fields, width, units).map_err(format_error)? {
-            return value_to_py(py, &me.region, r.record_value(me.rec, i).map_err(format_error)?);
+        // Dunder names (`__class__`, asked by isinstance) are the view's own:
+        // answering them never reads the region.
+        let dunder = units.len() > 4 && units.starts_with(b"__") && units.ends_with(b"__");
+        if !dunder {
+            if let Some(i) = r.find_str(me.rec.ty.fields, width, units).map_err(format_error)? {
+                return value_to_py(py, &me.region, r.record_value(me.rec, i).map_err(format_error)?);
+            }
         }
         unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyObject_GenericGetAttr(slf.as_ptr(), name.as_ptr())) }.map(Bound::unbind)
     }
