@@ -612,3 +612,10 @@ def test_readme_example_runs(tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["101.25", "Side.BUY", "2.5", "(1000,", "64)", "__main__.Trade"]
+
+
+def test_import_bale_does_not_load_the_typed_machinery():
+    """dataclasses, decimal, uuid and numpy load on first use, not on `import bale`."""
+    code = "import sys, bale; print([m for m in ('dataclasses', 'inspect', 'decimal', 'uuid', 'numpy', 'zoneinfo') if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"
