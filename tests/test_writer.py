@@ -140,3 +140,34 @@ def test_memory_stays_bounded_by_the_largest_item(tmp_path):
     r = bale.open(tmp_path / "big.bale", verify=True)
     assert len(r.root) == 130_000
     assert r.root[129_999]["id"] == 129_999 and r.root[0]["nested"] == {"a": [1, 2, 3], "b": None}
+
+
+def test_a_failed_item_leaves_nothing_behind(tmp_path):
+    """An item that cannot be compacted is not written, and nothing it made
+    (a new dict shape) is referenced by the items after it."""
+    path = tmp_path / "f.bale"
+    with bale.Writer(path) as w:
+        for i in range(3):
+            w.append({"old": i})
+            with pytest.raises(bale.CompactError):
+                w.append({"fresh": object()})
+            w.append({"fresh": i})
+    region = bale.open(path, verify=True)
+    assert bale.thaw(region.root) == [{"old": 0}, {"fresh": 0}, {"old": 1}, {"fresh": 1}, {"old": 2}, {"fresh": 2}]
+
+
+def test_records_share_one_type_across_items(tmp_path):
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Row:
+        a: int
+        b: str
+
+    path = tmp_path / "r.bale"
+    with bale.Writer(path) as w:
+        for i in range(100):
+            w.append(Row(i, str(i)))
+    region = bale.open(path, verify=True)
+    assert region.types() == [(f"{__name__}.Row", "dataclass", ("a", "b"), 100)]
+    assert bale.thaw(region.root, types=[Row]) == [Row(i, str(i)) for i in range(100)]

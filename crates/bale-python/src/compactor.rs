@@ -121,6 +121,9 @@ pub struct Compactor<'py> {
     /// streaming writer (whose items die between compactions, so pointers
     /// cannot identify their keys).
     pub shapes_by_content: Option<FxHashMap<Box<[u8]>, u64>>,
+    /// Record types by content (name, flavor, fields), kept across
+    /// compactions by a streaming writer like `shapes_by_content`.
+    pub types_by_content: Option<FxHashMap<String, u64>>,
     strings: FxHashMap<usize, u64>,
     shapes: FxHashMap<Box<[usize]>, u64>,
     /// The key pointers and shape of the last dict entered.
@@ -162,6 +165,7 @@ impl<'py> Compactor<'py> {
             transplants: FxHashMap::default(),
             flags: 0,
             shapes_by_content: None,
+            types_by_content: None,
             strings: FxHashMap::default(),
             shapes: FxHashMap::default(),
             last_shape: None,
@@ -602,12 +606,27 @@ impl<'py> Compactor<'py> {
         let py = self.py;
         let Handler::Record(info) = self.handler(tp)? else { unreachable!("a record handler") };
         let (flavor, getter) = (info.flavor, info.getter.as_ref().map(|g| g.clone_ref(py)));
+        let name = info.name.clone();
         let fields: Vec<*mut PyObject> = info.fields.iter().map(|f| f.as_ptr()).collect();
         let attrs: Vec<*mut PyObject> = info.attrs.iter().map(|f| f.as_ptr()).collect();
-        let ty = match info.type_slot {
+        let type_slot = info.type_slot;
+        // A streaming writer finds types written by earlier items by content.
+        let signature = self.types_by_content.as_ref().map(|_| {
+            let mut sig = format!("{name}\0{flavor}");
+            for &f in &fields {
+                sig.push('\0');
+                sig.push_str(&Bound::from_borrowed_ptr(py, f).to_string());
+            }
+            sig
+        });
+        let known_type = match (&self.types_by_content, &signature) {
+            (Some(map), Some(sig)) => map.get(sig).copied(),
+            _ => None,
+        };
+        let cached_type = type_slot.or(known_type);
+        let ty = match cached_type {
             Some(t) => t,
             None => {
-                let name = info.name.clone();
                 let name_slot = self.builder.str_utf8(&name);
                 let mut slots = Vec::with_capacity(fields.len());
                 let mut hashes = Vec::with_capacity(fields.len());
@@ -619,6 +638,9 @@ impl<'py> Compactor<'py> {
                 let t = self.builder.rec_type(flavor, name_slot, &slots, &hashes);
                 if let Handler::Record(info) = self.handler(tp)? {
                     info.type_slot = Some(t);
+                }
+                if let (Some(map), Some(sig)) = (&mut self.types_by_content, signature) {
+                    map.insert(sig, t);
                 }
                 t
             }

@@ -37,6 +37,7 @@ struct Open {
     keys: Vec<u64>,
     hashes: Vec<u64>,
     shapes: FxHashMap<Box<[u8]>, u64>,
+    types: FxHashMap<String, u64>,
     flags: u32,
 }
 
@@ -72,8 +73,16 @@ impl Writer {
         let st = self.open_state()?;
         let mut c = Compactor::new(py, 0).at_offset(st.pos);
         c.shapes_by_content = Some(std::mem::take(&mut st.shapes));
+        c.types_by_content = Some(std::mem::take(&mut st.types));
         let result = c.run(value);
         st.shapes = c.shapes_by_content.take().unwrap_or_default();
+        st.types = c.types_by_content.take().unwrap_or_default();
+        if result.is_err() {
+            // Nothing of a failed item is written: forget what it made.
+            let pos = st.pos as u64;
+            st.shapes.retain(|_, &mut s| s < pos);
+            st.types.retain(|_, &mut s| s < pos);
+        }
         let slot = result?;
         st.flags |= c.flags();
         write_bytes(st, c.builder.new_bytes()).map_err(|e| io_err(&self.path, e))?;
@@ -186,6 +195,7 @@ impl Writer {
                 keys: Vec::new(),
                 hashes: Vec::new(),
                 shapes: FxHashMap::default(),
+                types: FxHashMap::default(),
                 flags: 0,
             }),
             key_index: PyDict::new(py).unbind(),
