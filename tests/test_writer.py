@@ -169,5 +169,5 @@ def test_records_share_one_type_across_items(tmp_path):
         for i in range(100):
             w.append(Row(i, str(i)))
     region = bale.open(path, verify=True)
-    assert region.types() == [(f"{__name__}.Row", "dataclass", ("a", "b"), 100)]
+    assert region.types() == [(f"{__name__}.{Row.__qualname__}", "dataclass", ("a", "b"), 100)]
     assert bale.thaw(region.root, types=[Row]) == [Row(i, str(i)) for i in range(100)]
