@@ -619,3 +619,12 @@ def test_import_bale_does_not_load_the_typed_machinery():
     code = "import sys, bale; print([m for m in ('dataclasses', 'inspect', 'decimal', 'uuid', 'numpy', 'zoneinfo') if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_bale_info_lists_the_type_table(tmp_path):
+    path = tmp_path / "t.bale"
+    bale.compact([Plain(i) for i in range(3)] + [Point(1.0, 2.0)]).save(path)
+    out = subprocess.run([sys.executable, "-m", "bale", "info", str(path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "record types: 2" in out.stdout
+    assert f"3 x {__name__}.Plain (dataclass: x, y)" in out.stdout

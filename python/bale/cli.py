@@ -338,6 +338,11 @@ def info(path: str, verify: bool, out: IO[str]) -> None:
     for uses, keys in stats["shapes"]:
         shown = ", ".join(repr(k) for k in keys[:12]) + (", ..." if len(keys) > 12 else "")
         lines.append(f"  {uses:>12,} dicts  [{shown}]")
+    if stats["types"]:
+        lines.append("")
+        lines.append(f"record types: {len(stats['types']):,}")
+        for name, kind, fields, count in stats["types"]:
+            lines.append(f"  {count:>12,} x {name} ({kind}: {', '.join(fields)})")
     out.write("\n".join(lines) + "\n")
 
 
