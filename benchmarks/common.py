@@ -9,13 +9,10 @@ every module the same command line (``--quick``, ``--smoke``,
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import gc
-import importlib.metadata
 import json
 import os
-import platform
 import socket
 import time
 from collections.abc import Callable, Sequence
@@ -163,6 +160,8 @@ def _first_line_with(path: str, prefix: str) -> str | None:
 
 
 def _version(dist: str) -> str:
+    import importlib.metadata
+
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
@@ -171,6 +170,8 @@ def _version(dist: str) -> str:
 
 def machine() -> dict[str, str]:
     """What the figures depend on: CPU, cores, RAM, OS, Python, and the versions compared."""
+    import platform  # here, not at the top: children that import common keep a small heap for gc timings
+
     mem_kb = _first_line_with("/proc/meminfo", "MemTotal")
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {
@@ -241,6 +242,8 @@ class Section:
 
 def bench_main(argv: list[str] | None, doc: str, run: Callable[[str, str], Section]) -> int:
     """The command line every suite module shares."""
+    import argparse
+
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     size = ap.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="smaller sizes: a few minutes for the whole suite")
