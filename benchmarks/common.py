@@ -327,3 +327,33 @@ def bar_plot(plots_dir: str, name: str, title: str, ylabel: str, groups: list[st
 def plot_line(filename: str, caption: str) -> str:
     """The Markdown image line for a plot; REPORT.md sits beside the plots/ folder."""
     return f"![{caption}](plots/{filename})"
+
+
+def panel_plot(plots_dir: str, name: str, title: str, xlabel: str, ylabel: str,
+               panels: dict[str, dict[str, tuple[Sequence[float], Sequence[float]]]], *, base2_x: bool = True) -> str:
+    """One log-log panel per entry of ``panels`` ({panel title: {label: (xs, ys)}}), in a grid of two columns."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = (len(panels) + 1) // 2
+    fig, axes = plt.subplots(rows, 2, figsize=(11, 3.6 * rows), dpi=100, squeeze=False)
+    for ax, (panel, series) in zip(axes.flat, panels.items()):
+        for label, (xs, ys) in series.items():
+            ax.plot(xs, ys, marker="o", markersize=3, label=label, linewidth=1.3)
+        ax.set_xscale("log", base=2 if base2_x else 10)
+        ax.set_yscale("log")
+        ax.set_title(panel, fontsize="medium")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.35)
+        ax.legend(fontsize="x-small")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle(title)
+    fig.tight_layout()
+    filename = f"{name}.png"
+    fig.savefig(os.path.join(plots_dir, filename))
+    plt.close(fig)
+    return filename
