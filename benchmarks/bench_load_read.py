@@ -178,7 +178,7 @@ def run(mode: str, plots_dir: str) -> common.Section:
                     skipped.append(f"{fmt} at {common.fmt_bytes(bale_bytes)} (needs ~{common.fmt_bytes(native_need)} "
                                    f"of Python objects; {common.fmt_bytes(available_bytes())} available)")
                     continue
-                slow = child_fmt in ("json", "pickle") and size_mb >= 256
+                slow = mode == "smoke" or (child_fmt in ("json", "pickle") and size_mb >= 256)
                 runs = []
                 for _ in range(1 if slow else 3):
                     if fmt == "bale, cold cache":

@@ -1,0 +1,190 @@
+"""Run the whole benchmark suite and write benchmarks/REPORT.md with its plots.
+
+    python benchmarks/run_all.py [--quick | --smoke] [--only NAME ...] [--report PATH] [--no-report]
+
+Full mode takes about half an hour on a 2-core machine (the 1 GB files of
+the load-and-read benchmark and the 2^23-leaf trees take most of it);
+``--quick`` runs every benchmark on smaller data in a few minutes;
+``--smoke`` runs them on tiny data in well under a minute, only to check
+that they work. Each benchmark runs in its own process (so that one's heap
+does not slow the next) and hands back its section, targets and plots as
+JSON; the two older scripts of the suite (``bench_latency.py``,
+``kv_server.py``) write their section into a temporary report that is read
+back. The report starts with the machine, the targets of issue 7 with this
+run's figures, and the list of what ran; sections written by other scripts
+run separately (e.g. ``bench_ray.py``) are kept after the suite's.
+
+``main(argv)`` is the entry point for ``bale bench``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import common  # noqa: E402 (found through HERE, also when imported from elsewhere)
+
+# name, script, what it measures (issue 7's numbering), and its options per mode for the older scripts
+SUITE: list[tuple[str, str, str]] = [
+    ("core", "bench_core.py", "targets on tweet-like records: compact, thaw, point access, scan, verify"),
+    ("table1", "bench_cnf_table1.py", "1. CNF Table 1 / Figure 4: compaction of a bintree"),
+    ("sizes", "bench_sizes.py", "2. CNF Table 2: bytes"),
+    ("latency", "bench_latency.py", "3. CNF Table 3: socket end-to-end latency"),
+    ("load_read", "bench_load_read.py", "4. CNF Figure 6: load all and read one record, fresh processes"),
+    ("gc", "bench_gc.py", "5. CNF Figures 7-8: garbage collection"),
+    ("kv", "kv_server.py", "6. CNF Table 4: key-value server"),
+    ("packed", "bench_packed.py", "7. packed-data Table 1: tree traversals"),
+    ("store", "bench_store.py", "8. store: a vector of (int64, uint8, float64) records"),
+    ("fork", "bench_fork.py", "9. fork memory of many readers"),
+]
+OLDER_SCRIPT_ARGS = {
+    "latency": {"smoke": ["--max-exp", "11", "--repeat", "1"], "quick": ["--max-exp", "20", "--repeat", "1"],
+                "full": ["--max-exp", "23", "--repeat", "3"]},
+    "kv": {"smoke": ["--seconds", "0.3", "--clients", "1", "--sizes", "100"],
+           "quick": ["--seconds", "1", "--clients", "3", "--sizes", "100", "1000"],
+           "full": ["--seconds", "3", "--clients", "3"]},
+}
+LATENCY_TITLE = "Socket latency (CNF Table 3)"
+KV_TITLE = "Key-value server (CNF Table 4)"
+HEADER_TITLES = ("Machine", "Targets", "This run")
+
+
+def run_suite_module(script: str, mode: str, plots_dir: str, work: str) -> common.Section:
+    out = os.path.join(work, script + ".json")
+    cmd = [sys.executable, os.path.join(HERE, script), "--no-report", "--json", out, "--plots", plots_dir]
+    if mode != "full":
+        cmd.append(f"--{mode}")
+    subprocess.run(cmd, check=True)
+    with open(out) as f:
+        return common.Section.from_json(f.read())
+
+
+def run_older_script(name: str, script: str, mode: str, work: str) -> common.Section:
+    """bench_latency.py and kv_server.py write their own section; read it back from a scratch report."""
+    scratch = os.path.join(work, name + ".md")
+    env = dict(os.environ, BALE_BENCH_REPORT=scratch)
+    subprocess.run([sys.executable, os.path.join(HERE, script), *OLDER_SCRIPT_ARGS[name][mode]], check=True, env=env)
+    with open(scratch) as f:
+        _, sections = common.split_sections(f.read())
+    title, body = sections[0]
+    section = common.Section(title, [line for line in body])
+    if name == "latency":
+        section.targets = latency_targets(body, mode)
+    return section
+
+
+def latency_targets(body: list[str], mode: str) -> list[common.Target]:
+    """The socket target, read from bench_latency.py's table (bintree at 2^20)."""
+    for line in body:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 6 and cells[0] == "bintree" and cells[1] == "2^20":
+            speedup = float(cells[5].rstrip("x"))
+            return [common.Target("socket end-to-end, 2^20-leaf bintree", ">= 3x faster than pickle", cells[2],
+                                  f"{cells[3]} (pickle)", f"{speedup:.2f}x faster", speedup >= 3, "bench_latency")]
+    return [common.Target("socket end-to-end, 2^20-leaf bintree", ">= 3x faster than pickle",
+                          f"not run at 2^20 in {mode} mode", source="bench_latency")]
+
+
+def header(mode: str, started: datetime.datetime, ran: list[tuple[str, str, float, str]],
+           targets: list[common.Target], kept: list[str]) -> list[tuple[str, list[str]]]:
+    flag = "" if mode == "full" else f" --{mode}"
+    missed = [t for t in targets if t.met is False]
+    summary = (f"{len(targets) - len(missed) - sum(t.met is None for t in targets)} of {len(targets)} targets met"
+               f"{'' if not missed else '; missed: ' + '; '.join(f'{t.what} ({t.ratio or t.measured} against {t.goal})' for t in missed)}.")
+    target_lines = [
+        "Each target of issue 7 with the figure measured in this run; ratios are to the anchor measured in the "
+        "same run (bale's time / the anchor's, or bale's bytes / pickle's). \"not measured\" means this mode "
+        "did not reach the size the target names.",
+        "",
+        *common.targets_table(targets),
+        "",
+        summary,
+    ]
+    run_lines = [
+        f"`python benchmarks/run_all.py{flag}`, started {started:%Y-%m-%d %H:%M} UTC. Each benchmark ran in its "
+        "own process, one after another. This machine has 2 cores shared with other work: figures are noisy "
+        "(a few percent on long runs, more on sub-millisecond ones), which is why most are the best of several "
+        "runs.",
+        "",
+        *common.table(["benchmark", "measures", "seconds", "status"], ["l", "l", "r", "l"],
+                      [(name, what, f"{secs:.0f}", status) for name, what, secs, status in ran]),
+    ]
+    if kept:
+        run_lines += ["", "Kept from earlier, separate runs of their own scripts (not part of this run): "
+                      + ", ".join(f'"{t}"' for t in kept) + "."]
+    return [("Machine", ["", *common.machine_lines(), ""]), ("Targets", ["", *target_lines, ""]),
+            ("This run", ["", *run_lines, ""])]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    size = ap.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="smaller data: a few minutes")
+    size.add_argument("--smoke", action="store_true", help="tiny data: checks that every benchmark works")
+    ap.add_argument("--only", nargs="+", choices=[name for name, _, _ in SUITE], help="run only these benchmarks")
+    ap.add_argument("--report", default=common.REPORT, help="the report to write (plots go beside it in plots/)")
+    ap.add_argument("--no-report", action="store_true", help="print the sections; write no report")
+    args = ap.parse_args(argv)
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    report = os.path.abspath(args.report)
+    plots_dir = os.path.join(os.path.dirname(report), "plots")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    sections: list[common.Section] = []
+    ran: list[tuple[str, str, float, str]] = []
+    failed = False
+    with tempfile.TemporaryDirectory(prefix="bale-bench-") as work:
+        if args.no_report:
+            plots_dir = os.path.join(work, "plots")
+        os.makedirs(plots_dir, exist_ok=True)
+        for name, script, what in SUITE:
+            if args.only and name not in args.only:
+                continue
+            print(f"\n=== {name}: {what} ({mode})", flush=True)
+            t0 = time.perf_counter()
+            try:
+                if name in OLDER_SCRIPT_ARGS:
+                    section = run_older_script(name, script, mode, work)
+                else:
+                    section = run_suite_module(script, mode, plots_dir, work)
+                status = "ok"
+            except subprocess.CalledProcessError as exc:
+                failed = True
+                status = f"failed (exit {exc.returncode})"
+                section = common.Section(f"{what} (FAILED)", [f"`{script}` failed with exit status {exc.returncode}; "
+                                                              "see its output."])
+            ran.append((name, what, time.perf_counter() - t0, status))
+            sections.append(section)
+
+    targets = [t for s in sections for t in s.targets]
+    written = {s.title for s in sections}
+    kept: list[tuple[str, list[str]]] = []
+    if os.path.exists(report):
+        _, old = common.split_sections(open(report).read())
+        kept = [(t, b) for t, b in old if t not in written and t not in HEADER_TITLES and not t.endswith("(FAILED)")]
+    parts = header(mode, started, ran, targets, [t for t, _ in kept])
+    parts += [(s.title, ["", *s.lines, ""]) for s in sections] + kept
+    out = ["# Benchmark report", "", "Written by `benchmarks/run_all.py`; see the targets first, then one section per "
+           "benchmark (each names the command that reproduces it alone).", ""]
+    for title, body in parts:
+        out += [f"## {title}", *body]
+    text = "\n".join(out).rstrip("\n") + "\n"
+    if args.no_report:
+        print(text)
+    else:
+        with open(report, "w") as f:
+            f.write(text)
+        print(f"\nwrote {report} and {len(os.listdir(plots_dir))} plots in {plots_dir}")
+    print("\n".join(common.targets_table(targets)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
