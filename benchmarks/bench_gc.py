@@ -12,10 +12,15 @@ time spent in the cyclic garbage collector, from ``gc.callbacks`` (a
 - natively, as a list of dicts;
 - natively, after ``gc.freeze()`` (moved to the permanent generation: a
   manual mitigation, for reference);
-- in a bale region (the root view is held, the native records are dropped);
+- in a bale region opened from a file the parent wrote (``bale.open``; the
+  root view is held);
+- in a bale region compacted in the same process from records that are
+  then dropped (their freed memory stays in the allocator's arenas, so the
+  workload's objects land scattered among the holes);
 - as msgspec Structs declared with ``gc=False`` (their list fields made
   tuples, which the collector untracks once they hold only strings, as
-  msgspec's documentation advises), decoded from MessagePack.
+  msgspec's documentation advises), decoded from a MessagePack file the
+  parent wrote.
 
 The workload stands for a service loop: each iteration builds a small
 request-like dict with a list and a tuple in it; requests are kept in
@@ -32,33 +37,43 @@ import os
 import sys
 
 SIZES = {"smoke": (5_000, 20_000), "quick": (200_000, 1_000_000), "full": (1_000_000, 3_000_000)}
-VARIANTS = ("no live data", "native", "native + gc.freeze()", "bale region", "msgspec gc=False")
+REGION_FROM_FILE = "bale region (opened from a file)"
+MSGSPEC = "msgspec gc=False (decoded from a file)"
+VARIANTS = ("no live data", "native", "native + gc.freeze()", REGION_FROM_FILE,
+            "bale region (compacted in this process)", MSGSPEC)
 BATCH = 2_000
 RING_BATCHES = 5  # 10,000 requests alive: old enough to reach generation 2, then dropped
 
 
-def build_live_data(variant: str, n: int):
-    """The data the variant keeps alive during the workload."""
+def build_live_data(variant: str, n: int, work: str):
+    """The data the variant keeps alive during the workload (files in ``work`` come from the parent)."""
     if variant == "no live data":
         return None
+    if variant == REGION_FROM_FILE:
+        import bale
+
+        region = bale.open(os.path.join(work, "records.bale"))
+        return region, region.root
+    if variant == MSGSPEC:
+        import msgspec
+
+        class Tweet(msgspec.Struct, gc=False):
+            hashtags: tuple[str, ...]
+            user_id: int
+            urls: tuple[str, ...]
+
+        with open(os.path.join(work, "records.msgpack"), "rb") as f:
+            return msgspec.msgpack.Decoder(list[Tweet]).decode(f.read())
     from bale._datagen import tweets
 
     records = tweets(n, seed=21)
     if variant.startswith("native"):
         return records
-    if variant == "bale region":
-        import bale
+    import bale
 
-        region = bale.compact(records)
-        return region, region.root
-    import msgspec
-
-    class Tweet(msgspec.Struct, gc=False):
-        hashtags: tuple[str, ...]
-        user_id: int
-        urls: tuple[str, ...]
-
-    return msgspec.msgpack.Decoder(list[Tweet]).decode(msgspec.msgpack.encode(records))
+    # The records die here: their memory stays in the allocator's arenas, full of holes.
+    region = bale.compact(records)
+    return region, region.root
 
 
 def workload(iterations: int) -> int:
@@ -78,12 +93,12 @@ def workload(iterations: int) -> int:
     return checksum
 
 
-def child(variant: str, n: int, iterations: int) -> dict:
+def child(variant: str, n: int, iterations: int, work: str) -> dict:
     """Runs in the fresh interpreter: build, measure gc.collect(), run the workload."""
     import gc
     import time
 
-    live = build_live_data(variant, n)
+    live = build_live_data(variant, n, work)
     gc.collect()
     if variant == "native + gc.freeze()":
         gc.freeze()
@@ -119,14 +134,14 @@ def child(variant: str, n: int, iterations: int) -> dict:
             "collect": min(collects)}
 
 
-def in_fresh_process(variant: str, n: int, iterations: int) -> dict:
+def in_fresh_process(variant: str, n: int, iterations: int, work: str) -> dict:
     import ast
     import subprocess
 
     import common
 
     code = f"import sys; sys.path.insert(0, {common.HERE!r}); import bench_gc; " \
-           f"print(repr(bench_gc.child({variant!r}, {n}, {iterations})))"
+           f"print(repr(bench_gc.child({variant!r}, {n}, {iterations}, {work!r})))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=dict(os.environ, PYTHONHASHSEED="0"))
     if proc.returncode != 0:
@@ -135,15 +150,32 @@ def in_fresh_process(variant: str, n: int, iterations: int) -> dict:
 
 
 def run(mode: str, plots_dir: str):
-    # common (and json, subprocess) are imported here and not at the top: the child imports
-    # this module, and every module it imports adds objects that its gc.collect() would scan.
+    # These are imported here and not at the top: the child imports this module, and
+    # every module it imports adds objects that its gc.collect() would scan.
+    import shutil
+    import tempfile
+
     import common
+    import msgspec
+
+    import bale
+    from bale._datagen import tweets
 
     n, iterations = SIZES[mode]
+    work = tempfile.mkdtemp(prefix="bale-gc-")
+    records = tweets(n, seed=21)
+    bale.compact(records).save(os.path.join(work, "records.bale"))
+    with open(os.path.join(work, "records.msgpack"), "wb") as f:
+        f.write(msgspec.msgpack.encode(records))
+    del records
     results = {}
     rows = []
-    for variant in VARIANTS:
-        r = results[variant] = in_fresh_process(variant, n, iterations)
+    try:
+        for variant in VARIANTS:
+            results[variant] = in_fresh_process(variant, n, iterations, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    for variant, r in results.items():
         c = r["collections"]
         rows.append((variant, common.fmt_time(r["total"]), common.fmt_time(r["gc"]),
                      f"{r['gc'] / r['total']:.0%}", f"{c[0]:,} / {c[1]:,} / {c[2]:,}",
@@ -154,7 +186,7 @@ def run(mode: str, plots_dir: str):
                            "alive (CNF Fig. 7-8)", "seconds", list(VARIANTS),
                            {"total": [results[v]["total"] for v in VARIANTS],
                             "in the collector": [results[v]["gc"] for v in VARIANTS]})
-    region, native = results["bale region"], results["native"]
+    region, native = results[REGION_FROM_FILE], results["native"]
     source = "bench_gc"
     targets = [
         common.Target(f"gc.collect() with a region of {n:,} records alive", "< 1 ms",
