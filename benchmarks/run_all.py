@@ -14,6 +14,11 @@ back. The report starts with the machine, the targets of issue 7 with this
 run's figures, and the list of what ran; sections written by other scripts
 run separately (e.g. ``bench_ray.py``) are kept after the suite's.
 
+Every benchmark's section, targets and timing also go to ``REPORT.json``
+beside the report, so that ``--only NAME`` re-runs one benchmark (after an
+optimization, say) and rebuilds the whole report with the others' latest
+results; the report's run table says when and in which mode each ran.
+
 ``main(argv)`` is the entry point for ``bale bench``.
 """
 
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import subprocess
 import sys
@@ -93,9 +99,9 @@ def latency_targets(body: list[str], mode: str) -> list[common.Target]:
                           f"not run at 2^20 in {mode} mode", source="bench_latency")]
 
 
-def header(mode: str, started: datetime.datetime, ran: list[tuple[str, str, float, str]],
+def header(mode: str, only: list[str] | None, started: datetime.datetime, runs: dict[str, dict],
            targets: list[common.Target], kept: list[str]) -> list[tuple[str, list[str]]]:
-    flag = "" if mode == "full" else f" --{mode}"
+    flag = ("" if mode == "full" else f" --{mode}") + (f" --only {' '.join(only)}" if only else "")
     missed = [t for t in targets if t.met is False]
     summary = (f"{len(targets) - len(missed) - sum(t.met is None for t in targets)} of {len(targets)} targets met"
                f"{'' if not missed else '; missed: ' + '; '.join(f'{t.what} ({t.ratio or t.measured} against {t.goal})' for t in missed)}.")
@@ -109,13 +115,15 @@ def header(mode: str, started: datetime.datetime, ran: list[tuple[str, str, floa
         summary,
     ]
     run_lines = [
-        f"`python benchmarks/run_all.py{flag}`, started {started:%Y-%m-%d %H:%M} UTC. Each benchmark ran in its "
-        "own process, one after another. This machine has 2 cores shared with other work: figures are noisy "
-        "(a few percent on long runs, more on sub-millisecond ones), which is why most are the best of several "
-        "runs.",
+        f"Last command: `python benchmarks/run_all.py{flag}`, started {started:%Y-%m-%d %H:%M} UTC. Each "
+        "benchmark runs in its own process, one after another; the table says when and in which mode each one's "
+        "section was last written. This machine has 2 cores shared with other work: figures are noisy (a few "
+        "percent on long runs, more on sub-millisecond ones), which is why most are the best of several runs.",
         "",
-        *common.table(["benchmark", "measures", "seconds", "status"], ["l", "l", "r", "l"],
-                      [(name, what, f"{secs:.0f}", status) for name, what, secs, status in ran]),
+        *common.table(["benchmark", "measures", "mode", "started (UTC)", "seconds", "status"],
+                      ["l", "l", "l", "l", "r", "l"],
+                      [(name, r["what"], r["mode"], r["started"], f"{r['seconds']:.0f}", r["status"])
+                       for name, r in runs.items()]),
     ]
     if kept:
         run_lines += ["", "Kept from earlier, separate runs of their own scripts (not part of this run): "
@@ -137,8 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     report = os.path.abspath(args.report)
     plots_dir = os.path.join(os.path.dirname(report), "plots")
     started = datetime.datetime.now(datetime.timezone.utc)
-    sections: list[common.Section] = []
-    ran: list[tuple[str, str, float, str]] = []
+    results_path = os.path.splitext(report)[0] + ".json"
+    runs: dict[str, dict] = {}
+    if args.only and os.path.exists(results_path):
+        with open(results_path) as f:
+            runs = json.load(f)["runs"]  # the other benchmarks' latest results
     failed = False
     with tempfile.TemporaryDirectory(prefix="bale-bench-") as work:
         if args.no_report:
@@ -149,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             print(f"\n=== {name}: {what} ({mode})", flush=True)
             t0 = time.perf_counter()
+            began = datetime.datetime.now(datetime.timezone.utc)
             try:
                 if name in OLDER_SCRIPT_ARGS:
                     section = run_older_script(name, script, mode, work)
@@ -160,16 +172,19 @@ def main(argv: list[str] | None = None) -> int:
                 status = f"failed (exit {exc.returncode})"
                 section = common.Section(f"{what} (FAILED)", [f"`{script}` failed with exit status {exc.returncode}; "
                                                               "see its output."])
-            ran.append((name, what, time.perf_counter() - t0, status))
-            sections.append(section)
+            runs[name] = {"what": what, "mode": mode, "started": f"{began:%Y-%m-%d %H:%M}",
+                          "seconds": time.perf_counter() - t0, "status": status, "section": section.to_json()}
 
+    order = [name for name, _, _ in SUITE if name in runs]
+    runs = {name: runs[name] for name in order}
+    sections = [common.Section.from_json(runs[name]["section"]) for name in order]
     targets = [t for s in sections for t in s.targets]
     written = {s.title for s in sections}
     kept: list[tuple[str, list[str]]] = []
     if os.path.exists(report):
         _, old = common.split_sections(open(report).read())
         kept = [(t, b) for t, b in old if t not in written and t not in HEADER_TITLES and not t.endswith("(FAILED)")]
-    parts = header(mode, started, ran, targets, [t for t, _ in kept])
+    parts = header(mode, args.only, started, runs, targets, [t for t, _ in kept])
     parts += [(s.title, ["", *s.lines, ""]) for s in sections] + kept
     out = ["# Benchmark report", "", "Written by `benchmarks/run_all.py`; see the targets first, then one section per "
            "benchmark (each names the command that reproduces it alone).", ""]
@@ -181,7 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         with open(report, "w") as f:
             f.write(text)
-        print(f"\nwrote {report} and {len(os.listdir(plots_dir))} plots in {plots_dir}")
+        with open(results_path, "w") as f:
+            json.dump({"runs": runs}, f, indent=1)
+        print(f"\nwrote {report}, {results_path} and the plots in {plots_dir}")
     print("\n".join(common.targets_table(targets)))
     return 1 if failed else 0
 
