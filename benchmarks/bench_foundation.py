@@ -39,6 +39,7 @@ import msgspec
 
 import bale
 import common
+from common import best
 from bale._fmt import duration as fmt_time
 from bale._datagen import bintree, tweets
 
@@ -48,16 +49,6 @@ REPORT = os.path.join(HERE, "REPORT.md")
 
 # --- measuring ---------------------------------------------------------------
 
-
-def best(f, repeat: int = 5) -> float:
-    """Best wall time of ``f()`` over ``repeat`` runs, each after a gc.collect()."""
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def per_call(f, number: int = 1000, repeat: int = 7) -> float:

@@ -30,18 +30,13 @@ import time
 
 import bale
 import common
-from bale._datagen import bintree, tweets
-from bale._fmt import duration as fmt_time
 
 
 def best(f, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    return common.best(f, repeat)
+from bale._datagen import bintree, tweets
+from bale._fmt import duration as fmt_time
+
 
 
 def mb(n: float) -> str:

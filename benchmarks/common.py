@@ -85,7 +85,7 @@ def recv_exact(sock: socket.socket, n: int) -> bytearray:
 # --- timing ------------------------------------------------------------------------
 
 
-def best(f: Callable[[], object], repeat: int = 3) -> float:
+def best(f: Callable[[], object], repeat: int = 5) -> float:
     """Best wall time of ``f()`` over ``repeat`` runs, each after a gc.collect()."""
     times = []
     for _ in range(repeat):

@@ -32,7 +32,7 @@ def test_views_are_not_tracked():
     root = bale.compact(NESTED).root
     views = [root, root["list"], root["list"][1], root["list"][2], root["tuple"], root["tuple"][1], root["dict"], root["dict"]["k"], root["set"], root["frozenset"]]
     for v in views:
-        assert isinstance(v, (bale.ListView, bale.TupleView, bale.DictView, bale.SetView, bale.FrozenSetView))
+        assert isinstance(v, (bale.ListView, bale.NumberListView, bale.TupleView, bale.DictView, bale.SetView, bale.FrozenSetView))
         assert not gc.is_tracked(v), type(v).__name__
     for container in (root["list"], root["frozenset"], root["set"], root["tuple"]):
         for v in container:

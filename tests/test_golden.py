@@ -8,6 +8,11 @@ same value, and every vector must load, verify and read back as that value.
 import json
 import math
 import pathlib
+from array import array
+from datetime import date, datetime, time, timedelta, timezone
+from decimal import Decimal
+from uuid import UUID
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -35,7 +40,18 @@ def _same(a, b):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
         return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (datetime, time)):
+        # Aware values compare by instant: also require the same zone and fold.
+        return a == b and a.tzinfo == b.tzinfo and a.fold == b.fold and repr(a) == repr(b)
+    if isinstance(a, Decimal):
+        return str(a) == str(b)
     return a == b
+
+
+# Names the Python expressions of vectors.json use.
+EVAL_NAMES = {"inf": math.inf, "nan": math.nan, "date": date, "datetime": datetime, "time": time,
+              "timedelta": timedelta, "timezone": timezone, "Decimal": Decimal, "UUID": UUID,
+              "ZoneInfo": ZoneInfo, "array": array}
 
 
 CASES = _cases()
@@ -47,13 +63,13 @@ def test_vectors_exist():
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_python_compactor_writes_the_golden_bytes(case):
-    value = eval(case["python"], {"inf": math.inf, "nan": math.nan})
+    value = eval(case["python"], dict(EVAL_NAMES))
     golden = (VECTORS / f"{case['name']}.bale").read_bytes()
     assert bytes(bale.compact(value)) == golden
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_golden_vector_reads_back(case):
-    value = eval(case["python"], {"inf": math.inf, "nan": math.nan})
+    value = eval(case["python"], dict(EVAL_NAMES))
     region = bale.load((VECTORS / f"{case['name']}.bale").read_bytes(), verify=True)
     assert _same(bale.thaw(region.root), value)

@@ -32,7 +32,10 @@ def seq(request):
 
 
 def test_view_types():
-    assert type(view_of([1])) is bale.ListView
+    assert type(view_of(["a"])) is bale.ListView
+    assert type(view_of([1])) is bale.NumberListView
+    assert type(view_of([1.5])) is bale.NumberListView
+    assert type(view_of([1, "a"])) is bale.ListView
     assert type(view_of((1,))) is bale.TupleView
     assert type(view_of({1: 2})) is bale.DictView
     assert type(view_of({1})) is bale.SetView

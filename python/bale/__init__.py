@@ -30,26 +30,56 @@ from bale._bale import (
     FormatError,
     FrozenSetView,
     ListView,
+    NumberListView,
+    RecordView,
     Region,
     SetView,
+    ThawError,
     TupleView,
+    Writer,
+    column,
     compact,
     load,
     open,
     region_of,
     thaw,
+    to_json,
 )
 
 from bale._net import recv, recv_async, send, send_async
 from bale._shm import SharedRegion, share
 
 Sequence.register(ListView)
+Sequence.register(NumberListView)
 Sequence.register(TupleView)
 Mapping.register(DictView)
 Set.register(SetView)
 Set.register(FrozenSetView)
 
 __version__ = "0.1.0"
+
+
+def register(cls, fields=None, *, get=None, make=None):
+    """Let bale store instances of ``cls`` as records; returns ``cls``.
+
+    ``fields`` names the values stored for each instance, in order. By
+    default they are read with ``getattr(obj, field)`` and an instance is
+    rebuilt with ``cls(**dict(zip(fields, values)))``; ``get(obj)`` (an
+    iterable of the values, in field order) and ``make(*values)`` replace
+    either. Dataclasses, NamedTuples and enums need no registration.
+    """
+    # bale._types imports dataclasses (and with it inspect and ast): loaded
+    # on first use, to keep `import bale` fast.
+    from bale._types import register as _register
+
+    return _register(cls, fields, get=get, make=make)
+
+
+def registered_types():
+    """Qualified name -> class, for every class ``thaw`` can rebuild in this process."""
+    from bale._types import registered_types as _registered_types
+
+    return _registered_types()
 
 
 def _root_of(region):
@@ -64,18 +94,26 @@ __all__ = [
     "FormatError",
     "FrozenSetView",
     "ListView",
+    "NumberListView",
+    "RecordView",
     "Region",
     "SetView",
     "SharedRegion",
+    "ThawError",
     "TupleView",
+    "Writer",
+    "column",
     "compact",
     "load",
     "open",
     "recv",
     "recv_async",
     "region_of",
+    "register",
+    "registered_types",
     "send",
     "send_async",
     "share",
     "thaw",
+    "to_json",
 ]

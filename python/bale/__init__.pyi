@@ -1,5 +1,7 @@
 import asyncio
 import socket
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from bale._bale import (
     FORMAT_VERSION as FORMAT_VERSION,
@@ -8,14 +10,20 @@ from bale._bale import (
     FormatError as FormatError,
     FrozenSetView as FrozenSetView,
     ListView as ListView,
+    NumberListView as NumberListView,
+    RecordView as RecordView,
     Region as Region,
     SetView as SetView,
+    ThawError as ThawError,
     TupleView as TupleView,
+    Writer as Writer,
+    column as column,
     compact as compact,
     load as load,
     open as open,
     region_of as region_of,
     thaw as thaw,
+    to_json as to_json,
 )
 
 __version__: str
@@ -26,20 +34,28 @@ __all__ = [
     "FormatError",
     "FrozenSetView",
     "ListView",
+    "NumberListView",
+    "RecordView",
     "Region",
     "SetView",
     "SharedRegion",
+    "ThawError",
     "TupleView",
+    "Writer",
+    "column",
     "compact",
     "load",
     "open",
     "recv",
     "recv_async",
     "region_of",
+    "register",
+    "registered_types",
     "send",
     "send_async",
     "share",
     "thaw",
+    "to_json",
 ]
 
 def send(sock: socket.socket, region: Region) -> None:
@@ -63,6 +79,20 @@ class SharedRegion:
         """Remove the segment's name; attached regions keep working."""
     def __enter__(self) -> SharedRegion: ...
     def __exit__(self, *exc: object) -> None: ...
+
+_T = TypeVar("_T", bound=type)
+
+def register(
+    cls: _T,
+    fields: Iterable[str] | None = None,
+    *,
+    get: Callable[[Any], Iterable[Any]] | None = None,
+    make: Callable[..., Any] | None = None,
+) -> _T:
+    """Let bale store instances of ``cls`` as records (fields, how to read them, how to rebuild)."""
+
+def registered_types() -> dict[str, type]:
+    """Qualified name -> class, for every class ``thaw`` can rebuild in this process."""
 
 def share(region: Region) -> SharedRegion:
     """Copy a region into a new shared-memory segment and return its handle."""

@@ -1,6 +1,12 @@
 """The ``bale`` command (also ``python -m bale``).
 
+    bale convert INPUT OUTPUT [--from FORMAT] [--unsafe-pickle]
+    bale info FILE [--verify]
+    bale get FILE POINTER [--raw]
+    bale to-json FILE [POINTER]
+    bale verify FILE
     bale demo [--records N] [--keep DIR]
+    bale bench [--quick] [--only NAME ...]   (from a checkout of the repository)
 
 Errors are reported as one line on stderr with exit status 1, never as a
 traceback.
@@ -52,20 +58,68 @@ def _parser() -> argparse.ArgumentParser:
         help="number of records (default 1,000,000)",
     )
     demo.add_argument("--keep", metavar="DIR", help="write the files to DIR and keep them")
+
+    conv = commands.add_parser(
+        "convert",
+        help="convert JSON, JSON Lines, MessagePack, CSV (or pickle) to a region file",
+        description="Convert INPUT to the region file OUTPUT. The format comes from INPUT's "
+        "extension (.json, .jsonl/.ndjson, .msgpack/.mpk, .csv, .pkl/.pickle) or --from. JSON "
+        "Lines and CSV stream item by item (memory stays bounded by the largest item); CSV rows "
+        "become dicts, with ints and floats parsed and empty cells as None. OUTPUT appears "
+        "only when complete.",
+    )
+    conv.add_argument("input", metavar="INPUT")
+    conv.add_argument("output", metavar="OUTPUT")
+    conv.add_argument("--from", dest="fmt", choices=sorted(set(cli_formats())), help="input format")
+    conv.add_argument("--unsafe-pickle", action="store_true", help="allow pickle input (it runs code from the file)")
+
+    info = commands.add_parser("info", help="describe a region file", description="Format version, size, root, counts and bytes per kind of value, and the most used dict shapes.")
+    info.add_argument("file", metavar="FILE")
+    info.add_argument("--verify", action="store_true", help="also check the checksum and structure (O(n))")
+
+    get = commands.add_parser("get", help="print the value at a JSON Pointer as JSON", description="Print the value at POINTER (RFC 6901, e.g. /500000/hashtags/0; '' is the root) as JSON.")
+    get.add_argument("file", metavar="FILE")
+    get.add_argument("pointer", metavar="POINTER")
+    get.add_argument("--raw", action="store_true", help="print a string value without quotes")
+
+    tojson = commands.add_parser("to-json", help="write the region (or a sub-value) as JSON", description="Write JSON for the whole region, or for the value at POINTER, to standard output; lists are streamed item by item.")
+    tojson.add_argument("file", metavar="FILE")
+    tojson.add_argument("pointer", metavar="POINTER", nargs="?", default="")
+
+    bench = commands.add_parser(
+        "bench",
+        help="run the benchmark suite (from a checkout of the repository)",
+        description="Run benchmarks/run_all.py of the bale repository found in this directory or "
+        "above it; it writes benchmarks/REPORT.md. The benchmarks are not installed with the package.",
+    )
+    bench.add_argument("--quick", action="store_true", help="every benchmark at a small size")
+    bench.add_argument("--only", nargs="+", metavar="NAME", help="some benchmarks only (see benchmarks/run_all.py)")
+
+    ver = commands.add_parser("verify", help="check a region file fully", description="Check the checksum and the whole structure. Exit status 0 when valid; 1 with the first problem named.")
+    ver.add_argument("file", metavar="FILE")
     return parser
+
+
+def cli_formats() -> list[str]:
+    from bale.cli import FORMATS
+
+    return list(FORMATS.values())
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        print(f"{parser.prog}: missing command, one of: demo (see {parser.prog} --help)", file=sys.stderr)
+        print(f"{parser.prog}: missing command, one of: convert, info, get, to-json, verify, demo, bench (see {parser.prog} --help)", file=sys.stderr)
         return 1
     try:
         if args.command == "demo":
             from bale import demo
 
             demo.run(records=args.records, keep=args.keep)
+        else:
+            _run(args)
+        sys.stdout.flush()
     except KeyboardInterrupt:
         print(f"bale {args.command}: interrupted", file=sys.stderr)
         return 130
@@ -80,6 +134,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bale {args.command}: {message.splitlines()[0]}", file=sys.stderr)
         return 1
     return 0
+
+
+def _run(args: argparse.Namespace) -> None:
+    from bale import cli
+
+    out = sys.stdout.buffer
+    if args.command == "convert":
+        print(cli.convert(args.input, args.output, args.fmt, args.unsafe_pickle), file=sys.stderr)
+    elif args.command == "info":
+        cli.info(args.file, args.verify, sys.stdout)
+    elif args.command == "get":
+        cli.get(args.file, args.pointer, args.raw, out)
+    elif args.command == "to-json":
+        cli.to_json(args.file, args.pointer, out)
+    elif args.command == "verify":
+        cli.verify(args.file, sys.stdout)
+    elif args.command == "bench":
+        code = cli.bench(args.quick, args.only)
+        if code:
+            raise cli.CommandError(f"some benchmarks failed (exit status {code})")
+    out.flush()
 
 
 if __name__ == "__main__":

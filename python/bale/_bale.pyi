@@ -1,5 +1,5 @@
 import os
-from collections.abc import ItemsView, Iterator, KeysView, Mapping, Sequence, Set, ValuesView
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, Set, ValuesView
 from typing import Any, SupportsIndex, final, overload
 
 from typing_extensions import Buffer
@@ -15,15 +15,22 @@ __all__ = [
     "FrozenSetView",
     "HEADER_LEN",
     "ListView",
+    "NumberListView",
+    "RecordView",
     "Region",
     "SetView",
+    "ThawError",
     "TupleView",
+    "Writer",
     "announced_length",
+    "column",
     "compact",
     "load",
     "open",
     "region_of",
+    "region_stats",
     "thaw",
+    "to_json",
 ]
 
 class CompactError(TypeError):
@@ -31,6 +38,9 @@ class CompactError(TypeError):
 
 class FormatError(ValueError):
     """Bytes that are not a valid bale region."""
+
+class ThawError(TypeError):
+    """A valid stored value this process cannot rebuild: a record of an unknown or changed class, or an unknown time zone."""
 
 @final
 class Region:
@@ -43,6 +53,8 @@ class Region:
     def nbytes(self) -> int: ...
     def verify(self) -> None:
         """Check the whole structure and the checksum; raise FormatError."""
+    def types(self) -> list[tuple[str, str, tuple[str, ...], int]]:
+        """The type table: (qualified name, kind, field names, records) per record type (O(n) walk)."""
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the region to ``path`` atomically (temporary file, fsync, rename)."""
     def __bytes__(self) -> bytes: ...
@@ -84,6 +96,41 @@ class TupleView(Sequence[Any]):
     def __hash__(self) -> int: ...
 
 @final
+class NumberListView(Sequence[Any]):
+    """A list stored as raw int64 or float64 numbers; exports them as a read-only buffer."""
+
+    @overload
+    def __getitem__(self, index: SupportsIndex, /) -> int | float: ...
+    @overload
+    def __getitem__(self, index: slice, /) -> list[Any]: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    def __reversed__(self) -> Iterator[Any]: ...
+    def __contains__(self, value: object, /) -> bool: ...
+    def index(self, value: Any, start: SupportsIndex = 0, stop: SupportsIndex = ..., /) -> int: ...
+    def count(self, value: Any, /) -> int: ...
+    def tolist(self) -> list[Any]:
+        """The items as a list of Python numbers."""
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+
+@final
+class RecordView:
+    """A stored dataclass, NamedTuple, enum member or registered-class instance, read in place."""
+
+    @property
+    def _fields(self) -> tuple[str, ...]:
+        """The stored field names, in order."""
+    @property
+    def __bale_type__(self) -> str:
+        """The qualified name of the record's class, as stored."""
+    def __getattr__(self, name: str) -> Any: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: SupportsIndex | slice, /) -> Any: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    def __hash__(self) -> int: ...
+
+@final
 class DictView(Mapping[Any, Any]):
     def __getitem__(self, key: Any, /) -> Any: ...
     def __len__(self) -> int: ...
@@ -117,8 +164,12 @@ def compact(obj: object, *, share: bool = False) -> Region:
 def region_of(value: object) -> Region | None:
     """The region a view lives in, rooted at that view; None for anything else."""
 
-def thaw(value: Any) -> Any:
-    """Native Python objects from a view (deep); native values pass through."""
+def thaw(value: Any, *, types: Iterable[type] | None = None) -> Any:
+    """Native Python objects from a view (deep); native values pass through.
+
+    Records are rebuilt with the classes in ``types``, else with classes this
+    process registered or compacted; an unknown class raises ThawError.
+    """
 
 def load(buffer: Buffer, *, verify: bool = False) -> Region:
     """Adopt a buffer-protocol object as a region, without copying (O(1))."""
@@ -128,3 +179,31 @@ def open(path: str | os.PathLike[str], *, verify: bool = False) -> Region:
 
 def announced_length(head: bytes) -> int:
     """Check a region's 64-byte header; return the region's total length."""
+
+def to_json(value: object) -> bytes:
+    """JSON text of a view, a region (its root) or a compactable value, made in Rust."""
+
+def column(records: ListView | TupleView, key: object) -> Any:
+    """Field ``key`` of every dict: a numpy array for numeric fields (numpy installed), else a list."""
+
+def region_stats(region: Region, top: int = 5) -> dict[str, Any]:
+    """Counts and bytes per kind of value, and the most used dict shapes."""
+
+@final
+class Writer:
+    """Builds a region file item by item; leaving ``with`` by an exception removes it."""
+
+    def __new__(cls, path: str | os.PathLike[str]) -> Writer: ...
+    def append(self, value: object) -> None:
+        """Add the next item of a list root."""
+    def __setitem__(self, key: object, value: object, /) -> None:
+        """Add ``key: value`` to a dict root (each key once)."""
+    def __len__(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+    def close(self) -> None:
+        """Finish the file and move it into place atomically."""
+    def abort(self) -> None:
+        """Discard everything written; nothing is left at the path."""
+    def __enter__(self) -> Writer: ...
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> bool: ...

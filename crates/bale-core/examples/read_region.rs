@@ -18,6 +18,7 @@ use bale_core::{FormatError, Reader, Region, Str, Value};
 
 /// Pending output: a value to print or a piece of punctuation.
 enum Item<'a> {
+    Owned(String),
     Value(Value<'a>),
     Text(&'static str),
 }
@@ -104,6 +105,10 @@ fn print_value<'a>(r: &Reader<'a>, root: Value<'a>, out: &mut impl Write) -> Res
                 out.write_all(t.as_bytes())?;
                 continue;
             }
+            Item::Owned(t) => {
+                out.write_all(t.as_bytes())?;
+                continue;
+            }
             Item::Value(v) => v,
         };
         match v {
@@ -143,6 +148,34 @@ fn print_value<'a>(r: &Reader<'a>, root: Value<'a>, out: &mut impl Write) -> Res
                     if i > 0 {
                         stack.push(Item::Text(", "));
                     }
+                }
+            }
+            Value::NumList(l) => {
+                out.write_all(b"[")?;
+                for i in 0..l.len {
+                    if i > 0 {
+                        out.write_all(b", ")?;
+                    }
+                    match r.num_item(l, i)? {
+                        Value::Float(f) => out.write_all(float_text(f).as_bytes())?,
+                        other => write!(out, "{other:?}")?,
+                    }
+                }
+                out.write_all(b"]")?;
+            }
+            Value::Ext(e) => write!(out, "<{} object>", bale_core::typed::kind_name(e.kind))?,
+            Value::NdArray(a) => write!(out, "<ndarray of {} bytes, dtype {}>", a.data.len(), a.dtype)?,
+            Value::Record(rec) => {
+                out.write_all(r.type_name(rec.ty)?.to_string_lossy().as_bytes())?;
+                out.write_all(b"(")?;
+                stack.push(Item::Text(")"));
+                for i in (0..rec.len).rev() {
+                    stack.push(Item::Value(r.record_value(rec, i)?));
+                    let name = match r.field_name(rec.ty, i)? {
+                        Value::Str(s) => s.to_string_lossy(),
+                        _ => "?".into(),
+                    };
+                    stack.push(Item::Owned(format!("{}{name}=", if i > 0 { ", " } else { "" })));
                 }
             }
             Value::Dict(d) => {

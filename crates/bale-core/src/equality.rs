@@ -42,6 +42,24 @@ fn num_eq(a: &Num<'_>, b: &Num<'_>) -> bool {
     }
 }
 
+/// The message of the error `values_eq` gives for values whose equality
+/// only Python can decide (records, numpy values, decimals, aware times):
+/// callers that hold Python objects compare those instead.
+pub const UNDECIDED: &str = "the equality of these values is decided by their Python classes";
+
+fn undecided() -> FormatError {
+    FormatError::new(UNDECIDED)
+}
+
+/// Whether `v` is a value whose equality `values_eq` leaves to Python.
+fn needs_python(v: &Value<'_>) -> bool {
+    match v {
+        Value::Ext(e) => !crate::typed::hashable_ext(e),
+        Value::NdArray(_) | Value::Record(_) => true,
+        _ => false,
+    }
+}
+
 /// `a == b` with Python semantics (NaN != NaN; identity is not known here).
 pub fn values_eq(ra: &Reader<'_>, a: Value<'_>, rb: &Reader<'_>, b: Value<'_>) -> Result<bool> {
     // Valid regions compare in at most one step per word of either side.
@@ -57,6 +75,7 @@ fn same_place(ra: &Reader<'_>, a: &Value<'_>, rb: &Reader<'_>, b: &Value<'_>) ->
     match (a, b) {
         (Value::List(x), Value::List(y)) | (Value::Tuple(x), Value::Tuple(y)) => x == y && x.len > 0,
         (Value::Dict(x), Value::Dict(y)) => x == y,
+        (Value::NumList(x), Value::NumList(y)) => x == y,
         (Value::Set(x), Value::Set(y)) | (Value::FrozenSet(x), Value::FrozenSet(y)) => x == y,
         _ => false,
     }
@@ -78,6 +97,26 @@ fn eq_at(ra: &Reader<'_>, a: Value<'_>, rb: &Reader<'_>, b: Value<'_>, depth: us
             (Value::None, Value::None) => true,
             (Value::Str(x), Value::Str(y)) => x.width == y.width && x.len == y.len && x.units() == y.units(),
             (Value::Bytes(x), Value::Bytes(y)) => x == y,
+            _ if needs_python(&a) || needs_python(&b) => return Err(undecided()),
+            (Value::Ext(x), Value::Ext(y)) => x.kind == y.kind && x.aux == y.aux && x.payload == y.payload,
+            (Value::NumList(x), Value::NumList(y)) if x.len == y.len => {
+                for i in (0..x.len).rev() {
+                    stack.push((ra.num_item(*x, i)?, rb.num_item(*y, i)?));
+                }
+                true
+            }
+            (Value::NumList(x), Value::List(y)) if x.len == y.len => {
+                for i in (0..x.len).rev() {
+                    stack.push((ra.num_item(*x, i)?, rb.seq_item(*y, i)?));
+                }
+                true
+            }
+            (Value::List(x), Value::NumList(y)) if x.len == y.len => {
+                for i in (0..x.len).rev() {
+                    stack.push((ra.seq_item(*x, i)?, rb.num_item(*y, i)?));
+                }
+                true
+            }
             (Value::List(x), Value::List(y)) | (Value::Tuple(x), Value::Tuple(y)) => {
                 if x.len != y.len {
                     false

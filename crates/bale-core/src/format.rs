@@ -67,6 +67,49 @@ pub const KIND_SET: u8 = 0x0C;
 pub const KIND_FROZENSET: u8 = 0x0D;
 pub const KIND_DICT: u8 = 0x0E;
 pub const KIND_SHAPE: u8 = 0x0F;
+/// Typed scalars: byte strings of a fixed meaning, without references (see `typed`).
+pub const KIND_DATE: u8 = 0x10;
+pub const KIND_TIME: u8 = 0x11;
+pub const KIND_DATETIME: u8 = 0x12;
+pub const KIND_TIMEDELTA: u8 = 0x13;
+pub const KIND_DECIMAL: u8 = 0x14;
+pub const KIND_UUID: u8 = 0x15;
+pub const KIND_RANGE: u8 = 0x16;
+pub const KIND_ARRAY: u8 = 0x17;
+/// A numpy array or scalar: dtype, shape and a reference to 64-aligned data.
+pub const KIND_NDARRAY: u8 = 0x18;
+/// Lists of numbers stored as raw little-endian i64 / f64 values.
+pub const KIND_INT_LIST: u8 = 0x19;
+pub const KIND_FLOAT_LIST: u8 = 0x1A;
+/// A record (dataclass, NamedTuple, registered class, enum member) and its type.
+pub const KIND_RECORD: u8 = 0x1B;
+pub const KIND_TYPE: u8 = 0x1C;
+
+/// Flavors of a record type: how a reader rebuilds its instances.
+pub const FLAVOR_DATACLASS: u64 = 1;
+pub const FLAVOR_NAMEDTUPLE: u64 = 2;
+pub const FLAVOR_REGISTERED: u64 = 3;
+/// An enum member, fields `name` and `value`.
+pub const FLAVOR_ENUM: u64 = 4;
+/// An enum member that is also an int or str (IntEnum, StrEnum, IntFlag).
+pub const FLAVOR_ENUM_MIXIN: u64 = 5;
+pub const FLAVOR_MAX: u64 = 5;
+
+/// Words of a TYPE object before its field-name slots: flavor, name.
+pub const TYPE_PREFIX_WORDS: usize = 2;
+
+/// NDARRAY flags.
+pub const ND_FORTRAN: u32 = 1;
+pub const ND_SCALAR: u32 = 2;
+/// The dtype text is a Python literal of `dtype.descr` (structured dtypes).
+pub const ND_DESCR: u32 = 4;
+pub const ND_KNOWN: u32 = ND_FORTRAN | ND_SCALAR | ND_DESCR;
+/// Alignment of array data, as offsets from the region start.
+pub const ND_ALIGN: usize = 64;
+pub const ND_MAX_DIMS: usize = 64;
+/// Payload bytes of an NDARRAY before its extents: data offset, byte
+/// count, item size, dimensions and flags.
+pub const ND_FIXED_BYTES: usize = 32;
 
 /// Containers with more entries than this carry a hash index.
 pub const INDEX_MIN_ENTRIES: usize = 9;

@@ -169,10 +169,24 @@ fn hash_at(r: &Reader<'_>, v: Value<'_>, depth: usize, steps: &mut usize) -> Res
             }
             frozenset_hash(s, t.len)
         }
-        Value::List(_) | Value::Dict(_) | Value::Set(_) => {
-            return Err(FormatError::new("unhashable value (list, dict or set) used as a key or set element"))
+        Value::Ext(e) if crate::typed::hashable_ext(&e) => hash_ext(&e),
+        Value::Ext(e) => {
+            return Err(FormatError::at(e.start, format!("a {} is not stored as a key or set element", crate::typed::kind_name(e.kind))))
         }
+        Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::NumList(_) | Value::NdArray(_) => {
+            return Err(FormatError::new("unhashable value (list, dict, set or array) used as a key or set element"))
+        }
+        Value::Record(r) => return Err(FormatError::at(r.start, "a record is not stored as a key or set element")),
     })
+}
+
+/// The key hash of a hashable typed scalar: its kind, header field and payload.
+pub fn hash_ext(e: &crate::typed::Ext<'_>) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&[e.kind]);
+    h.update(&e.aux.to_le_bytes());
+    h.update(e.payload);
+    mix(h.digest())
 }
 
 /// Takes one step of a traversal budget.

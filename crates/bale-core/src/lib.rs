@@ -24,16 +24,20 @@ pub mod equality;
 pub mod error;
 pub mod format;
 pub mod hash;
+pub mod json;
 pub mod reader;
+pub mod stats;
 pub mod transplant;
+pub mod typed;
 pub mod verify;
 pub mod writer;
 
 pub use equality::values_eq;
 pub use error::{FormatError, Result};
-pub use reader::{announced_length, compute_checksum, compute_checksum_split, parse_header, Dict, Header, Reader, Region, Seq, Str, Table, Value};
+pub use reader::{announced_length, compute_checksum, compute_checksum_split, header_bytes, ChecksumStream, parse_header, Dict, Header, NdArray, NumList, Reader, RecType, Record, Region, Seq, Str, Table, Value};
+pub use typed::Ext;
 pub use transplant::Transplant;
-pub use verify::verify;
+pub use verify::{verify, verify_report, ArrayType, Report};
 pub use writer::{Builder, ForwardRefs};
 
 /// Looks up a string key in a dict; `None` when absent.

@@ -7,6 +7,7 @@
 
 use crate::error::{FormatError, Result};
 use crate::format::*;
+use crate::typed::{self, Ext};
 
 /// A decoded slot. Containers are cheap handles into the buffer.
 #[derive(Clone, Copy, Debug)]
@@ -25,6 +26,63 @@ pub enum Value<'a> {
     Set(Table),
     FrozenSet(Table),
     Dict(Dict),
+    /// A typed scalar: date, time, datetime, timedelta, Decimal, UUID, range, array.
+    Ext(Ext<'a>),
+    NdArray(NdArray<'a>),
+    /// A list of numbers stored raw (read as a list of ints or floats).
+    NumList(NumList),
+    Record(Record),
+}
+
+/// A list stored as `len` raw little-endian i64 (or f64, when `float`) at `pos`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NumList {
+    pub start: usize,
+    pub pos: usize,
+    pub len: usize,
+    pub float: bool,
+}
+
+/// A record type: flavor, qualified-name slot and field names (a table
+/// like a shape's, so fields are found by name through its index).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecType {
+    pub start: usize,
+    pub flavor: u64,
+    pub name: u64,
+    pub fields: Table,
+}
+
+/// A record at `start`: one value slot per field of its type, at `values`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub start: usize,
+    pub ty: RecType,
+    pub values: usize,
+    pub len: usize,
+}
+
+/// A numpy array (or scalar, with `ND_SCALAR`): `data` lies at `data_off`,
+/// a multiple of 64, before the object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NdArray<'a> {
+    pub start: usize,
+    pub data_off: usize,
+    pub data: &'a [u8],
+    pub itemsize: u64,
+    pub flags: u32,
+    /// `ndim` little-endian u64 extents.
+    pub shape: &'a [u8],
+    pub dtype: &'a str,
+}
+
+impl NdArray<'_> {
+    pub fn ndim(&self) -> usize {
+        self.shape.len() / 8
+    }
+    pub fn dim(&self, i: usize) -> u64 {
+        read_u64(self.shape, 8 * i)
+    }
 }
 
 /// A string in CPython's own representation: `len` code units of `width`.
@@ -194,6 +252,38 @@ pub fn compute_checksum_split(header: &[u8], rest: &[u8]) -> u64 {
     h.digest()
 }
 
+/// The checksum of a region fed in pieces: its header first, then the rest
+/// in order (for regions written to a file piece by piece).
+pub struct ChecksumStream(xxhash_rust::xxh3::Xxh3);
+
+impl ChecksumStream {
+    pub fn new(header: &[u8]) -> ChecksumStream {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(&header[..OFF_CHECKSUM]);
+        h.update(&[0u8; 8]);
+        h.update(&header[OFF_CHECKSUM + 8..HEADER_LEN]);
+        ChecksumStream(h)
+    }
+    pub fn update(&mut self, rest: &[u8]) {
+        self.0.update(rest);
+    }
+    pub fn finish(&self) -> u64 {
+        self.0.digest()
+    }
+}
+
+/// A region header with the checksum field zero (to fill in once known).
+pub fn header_bytes(total_len: u64, root: u64, flags: u32) -> [u8; HEADER_LEN] {
+    let mut b = [0u8; HEADER_LEN];
+    b[OFF_MAGIC..OFF_MAGIC + 8].copy_from_slice(&MAGIC);
+    b[OFF_VERSION..OFF_VERSION + 4].copy_from_slice(&VERSION.to_le_bytes());
+    b[OFF_BOM..OFF_BOM + 4].copy_from_slice(&BYTE_ORDER_MARK.to_le_bytes());
+    b[OFF_TOTAL_LEN..OFF_TOTAL_LEN + 8].copy_from_slice(&total_len.to_le_bytes());
+    b[OFF_ROOT..OFF_ROOT + 8].copy_from_slice(&root.to_le_bytes());
+    b[OFF_FLAGS..OFF_FLAGS + 4].copy_from_slice(&flags.to_le_bytes());
+    b
+}
+
 /// XXH3-64 of the region with its checksum field taken as zero.
 pub fn compute_checksum(buf: &[u8]) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
@@ -294,18 +384,12 @@ impl<'a> Reader<'a> {
 
     /// Checks that `[off, off+size)` lies inside the data area and, unless
     /// the reader is cyclic, ends at or before `limit`.
-    #[inline]
+    #[inline(always)]
     fn extent(&self, off: usize, size: usize, limit: usize, what: &str) -> Result<()> {
-        if off < HEADER_LEN {
-            return Err(FormatError::at(off, format!("{what} points into the header")));
-        }
         let limit = if self.cyclic { self.buf.len() } else { limit };
         match off.checked_add(size) {
-            Some(end) if end <= limit && end <= self.buf.len() => Ok(()),
-            _ => Err(FormatError::at(
-                off,
-                format!("{what} of {size} bytes does not lie before its referrer at byte {limit}"),
-            )),
+            Some(end) if off >= HEADER_LEN && end <= limit && end <= self.buf.len() => Ok(()),
+            _ => Err(extent_error(off, size, limit, what)),
         }
     }
 
@@ -363,6 +447,16 @@ impl<'a> Reader<'a> {
         let kind = (head & 0xFF) as u8;
         let len = head >> 8;
         let body = off + 8;
+        if typed::is_ext_kind(kind) {
+            let size = typed::payload_len(kind, len).map_err(|m| FormatError::at(off, format!("{} object: {m}", typed::kind_name(kind))))?;
+            if size > self.buf.len() {
+                return Err(bad(off, "object length does not fit in the region"));
+            }
+            self.extent(off, 8 + pad8(size), limit, typed::kind_name(kind))?;
+            let e = Ext { kind, start: off, aux: len, payload: &self.buf[body..body + size] };
+            typed::check(&e)?;
+            return Ok(Value::Ext(e));
+        }
         let too_long = || bad(off, "object length does not fit in the region");
         // Every len is bounded by the buffer before any multiplication can overflow.
         if len > self.buf.len() as u64 {
@@ -432,8 +526,116 @@ impl<'a> Reader<'a> {
                 Ok(Value::Dict(Dict { start: off, shape, values: body, len: n }))
             }
             KIND_SHAPE => Err(bad(off, "a shape object is used as a value")),
+            KIND_TYPE => Err(bad(off, "a record type object is used as a value")),
+            KIND_INT_LIST | KIND_FLOAT_LIST => {
+                self.extent(off, 8 + 8 * n, limit, "number list object")?;
+                Ok(Value::NumList(NumList { start: off, pos: body, len: n, float: kind == KIND_FLOAT_LIST }))
+            }
+            KIND_NDARRAY => self.ndarray(off, n, limit),
+            KIND_RECORD => {
+                let ty = self.rec_type((len as usize) << 3, off)?;
+                let n = ty.fields.len;
+                self.extent(off, 8 + 8 * n, limit, "record object")?;
+                Ok(Value::Record(Record { start: off, ty, values: body, len: n }))
+            }
             k => Err(FormatError::at(off, format!("unknown object kind 0x{k:02x}"))),
         }
+    }
+
+    /// The record type at `off`, which must lie wholly before `record`
+    /// (types, like shapes, are never part of a cycle).
+    pub fn rec_type(&self, off: usize, record: usize) -> Result<RecType> {
+        if off >= record || off < HEADER_LEN {
+            return Err(bad(off, "record type does not lie before its record"));
+        }
+        let head = self.word(off)?;
+        if (head & 0xFF) as u8 != KIND_TYPE {
+            return Err(bad(off, "record does not reference a record type object"));
+        }
+        let n = (head >> 8) as usize;
+        if n > self.buf.len() / 8 {
+            return Err(bad(off, "record type length does not fit in the region"));
+        }
+        let size = pad8(8 + 8 * TYPE_PREFIX_WORDS + 8 * n + 4 * index_cap(n));
+        if off + size > record {
+            return Err(bad(off, "record type does not lie before its record"));
+        }
+        let flavor = self.word(off + 8)?;
+        if flavor == 0 || flavor > FLAVOR_MAX {
+            return Err(bad(off + 8, "unknown record flavor"));
+        }
+        let name = self.word(off + 16)?;
+        let fields = Table { start: off, pos: off + 8 + 8 * TYPE_PREFIX_WORDS, len: n };
+        Ok(RecType { start: off, flavor, name, fields })
+    }
+
+    /// The qualified name of a record type.
+    pub fn type_name(&self, ty: RecType) -> Result<Str<'a>> {
+        match self.decode(ty.name, ty.start)? {
+            Value::Str(s) => Ok(s),
+            _ => Err(bad(ty.start + 16, "record type name is not a string")),
+        }
+    }
+    #[inline]
+    pub fn record_value(&self, rec: Record, i: usize) -> Result<Value<'a>> {
+        let slot = self.word(rec.values + 8 * i)?;
+        self.decode(slot, rec.start)
+    }
+    #[inline]
+    pub fn field_name(&self, ty: RecType, i: usize) -> Result<Value<'a>> {
+        self.table_item(ty.fields, i)
+    }
+    /// Item `i` of a number list, as an int or float value.
+    #[inline]
+    pub fn num_item(&self, l: NumList, i: usize) -> Result<Value<'a>> {
+        let w = self.word(l.pos + 8 * i)?;
+        Ok(if l.float { Value::Float(f64::from_bits(w)) } else { Value::Int(w as i64) })
+    }
+
+    fn ndarray(&self, off: usize, p: usize, limit: usize) -> Result<Value<'a>> {
+        self.extent(off, 8 + pad8(p), limit, "ndarray object")?;
+        if p < ND_FIXED_BYTES {
+            return Err(bad(off, "ndarray object is too short"));
+        }
+        let body = off + 8;
+        let data_off = self.word(body)? as usize;
+        let nbytes = self.word(body + 8)?;
+        let itemsize = self.word(body + 16)?;
+        let dims = self.word(body + 24)?;
+        let (ndim, flags) = ((dims & 0xFFFF_FFFF) as usize, (dims >> 32) as u32);
+        if flags & !ND_KNOWN != 0 {
+            return Err(bad(off, "ndarray object has unknown flags"));
+        }
+        if ndim > ND_MAX_DIMS || ND_FIXED_BYTES + 8 * ndim > p || (flags & ND_SCALAR != 0 && ndim != 0) {
+            return Err(bad(off, "ndarray object has a bad number of dimensions"));
+        }
+        if data_off % ND_ALIGN != 0 {
+            return Err(bad(off, "ndarray data is not 64-byte aligned"));
+        }
+        let shape = &self.buf[body + ND_FIXED_BYTES..body + ND_FIXED_BYTES + 8 * ndim];
+        // The data is exactly the items: the product of the extents times the item size.
+        let mut count: u64 = 1;
+        for i in 0..ndim {
+            count = count.checked_mul(read_u64(shape, 8 * i)).ok_or_else(|| bad(off, "ndarray shape overflows"))?;
+        }
+        if count.checked_mul(itemsize) != Some(nbytes) {
+            return Err(bad(off, "ndarray byte count does not match its shape and item size"));
+        }
+        let nbytes = nbytes as usize;
+        // Data is referenced like a payload: it lies before the object (or,
+        // when empty, nowhere).
+        let data: &'a [u8] = if nbytes == 0 {
+            &[]
+        } else {
+            self.extent(data_off, nbytes, off, "ndarray data")?;
+            &self.buf[data_off..data_off + nbytes]
+        };
+        let dtype = std::str::from_utf8(&self.buf[body + ND_FIXED_BYTES + 8 * ndim..body + p])
+            .map_err(|_| bad(off, "ndarray dtype is not UTF-8"))?;
+        if dtype.is_empty() {
+            return Err(bad(off, "ndarray dtype is empty"));
+        }
+        Ok(Value::NdArray(NdArray { start: off, data_off, data, itemsize, flags, shape, dtype }))
     }
 
     fn table(&self, off: usize, n: usize, limit: usize, what: &str) -> Result<Table> {
@@ -560,6 +762,17 @@ impl<'a> Reader<'a> {
         let ipos = t.index_pos() + 4 * p;
         u32::from_le_bytes(self.buf[ipos..ipos + 4].try_into().unwrap())
     }
+}
+
+/// The error of a failed `Reader::extent` check (kept out of line: the
+/// check itself is on every read).
+#[cold]
+#[inline(never)]
+fn extent_error(off: usize, size: usize, limit: usize, what: &str) -> FormatError {
+    if off < HEADER_LEN {
+        return FormatError::at(off, format!("{what} points into the header"));
+    }
+    FormatError::at(off, format!("{what} of {size} bytes does not lie before its referrer at byte {limit}"))
 }
 
 enum Probe {

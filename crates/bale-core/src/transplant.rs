@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::error::{FormatError, Result};
 use crate::format::*;
 use crate::hash::{hash_value, spend, MAX_KEY_DEPTH};
-use crate::reader::{Dict, Reader, Seq, Table, Value};
+use crate::reader::{Dict, RecType, Reader, Record, Seq, Table, Value};
 use crate::writer::{Builder, ForwardRefs};
 
 /// Entries of the cache of copied strings (a power of two).
@@ -24,6 +24,7 @@ const LEAF_CACHE: usize = 1 << 16;
 enum Frame {
     Seq { src: u64, seq: Seq, tuple: bool, next: usize, base: usize },
     Dict { src: u64, dict: Dict, shape: u64, next: usize, base: usize },
+    Record { src: u64, rec: Record, ty: u64, next: usize, base: usize },
 }
 
 /// What has been copied from one source region into one destination; keep
@@ -98,6 +99,11 @@ impl Transplant {
                     *next += 1;
                     Some((src.word(d.values + 8 * i)?, d.start))
                 }
+                Frame::Record { rec, next, .. } if *next < rec.len => {
+                    let (r, i) = (*rec, *next);
+                    *next += 1;
+                    Some((src.word(r.values + 8 * i)?, r.start))
+                }
                 _ => None,
             };
             match child {
@@ -117,6 +123,7 @@ impl Transplant {
         let (src, out, base) = match self.frames.pop().expect("a frame to finish") {
             Frame::Seq { src, tuple, base, .. } => (src, dst.seq(tuple, &self.slots[base..]), base),
             Frame::Dict { src, shape, base, .. } => (src, dst.dict(shape, &self.slots[base..]), base),
+            Frame::Record { src, ty, base, .. } => (src, dst.record(ty, &self.slots[base..]), base),
         };
         self.forward.note(out, &self.slots[base..]);
         self.forward.resolve(dst, depth, out);
@@ -174,7 +181,13 @@ impl Transplant {
                 self.frames.push(Frame::Dict { src: slot, dict, shape, next: 0, base });
                 Ok(None)
             }
-            Value::Set(_) | Value::FrozenSet(_) => {
+            Value::Record(rec) => {
+                let ty = self.rec_type(src, dst, rec.ty)?;
+                self.enter(slot, depth);
+                self.frames.push(Frame::Record { src: slot, rec, ty, next: 0, base });
+                Ok(None)
+            }
+            Value::Set(_) | Value::FrozenSet(_) | Value::NumList(_) => {
                 let out = self.leaf_or_key(src, dst, v, 0)?;
                 if self.share {
                     self.containers.insert(slot, out);
@@ -231,6 +244,19 @@ impl Transplant {
         Ok(out)
     }
 
+    fn rec_type(&mut self, src: &Reader<'_>, dst: &mut Builder, ty: RecType) -> Result<u64> {
+        let key = ty.start as u64;
+        if let Some(&out) = self.shapes.get(&key) {
+            return Ok(out);
+        }
+        let name = src.type_name(ty)?;
+        let name = dst.str_units(name.width, name.units());
+        let (fields, hashes) = self.elements(src, dst, ty.fields, 0)?;
+        let out = dst.rec_type(ty.flavor, name, &fields, &hashes);
+        self.shapes.insert(key, out);
+        Ok(out)
+    }
+
     /// Slots in `dst` and key hashes of the entries of a set or shape.
     fn elements(&mut self, src: &Reader<'_>, dst: &mut Builder, t: Table, depth: usize) -> Result<(Vec<u64>, Vec<u64>)> {
         let mut slots = Vec::with_capacity(t.len);
@@ -276,7 +302,17 @@ impl Transplant {
                 }
                 dst.seq(matches!(v, Value::Tuple(_)), &slots)
             }
+            Value::Ext(e) => dst.ext(e.kind, e.aux, e.payload),
+            Value::NumList(l) => {
+                let words = (0..l.len).map(|i| src.word(l.pos + 8 * i)).collect::<Result<Vec<u64>>>()?;
+                dst.num_list(l.float, &words)
+            }
+            Value::NdArray(a) => {
+                let shape = (0..a.ndim()).map(|i| a.dim(i)).collect::<Vec<u64>>();
+                dst.ndarray(a.data, a.itemsize, a.flags, &shape, a.dtype)
+            }
             Value::Dict(_) => return Err(FormatError::new("a dict cannot be a set element or dict key")),
+            Value::Record(_) => return Err(FormatError::new("a record cannot be a set element or dict key")),
         })
     }
 }

@@ -43,6 +43,28 @@ struct Verifier<'a> {
     revisited_sequences: HashSet<u64>,
     long_strings: HashSet<u64>,
     stack: Vec<Work>,
+    /// The dtypes of the numpy arrays met (their text cannot be checked
+    /// without numpy: the caller checks each distinct one).
+    dtypes: HashSet<ArrayType>,
+    /// Offsets of arrays whose dtype may hold text (`U`): their code points
+    /// are checked by the caller, which knows the dtype's layout.
+    text_arrays: Vec<usize>,
+}
+
+/// What `verify_report` found that only a numpy-aware caller can check.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub array_types: Vec<ArrayType>,
+    pub text_arrays: Vec<usize>,
+}
+
+/// What a numpy reader must accept for the arrays of a verified region:
+/// the dtype text, the NDARRAY flags and the item size.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ArrayType {
+    pub dtype: String,
+    pub flags: u32,
+    pub itemsize: u64,
 }
 
 /// Pending work: a slot to decode, or a run of slots to scan.
@@ -53,6 +75,11 @@ enum Work {
 
 /// Checks the checksum and the whole structure reachable from the root.
 pub fn verify(region: &Region<'_>) -> Result<()> {
+    verify_report(region).map(|_| ())
+}
+
+/// Like `verify`, and returns the distinct array types the region holds.
+pub fn verify_report(region: &Region<'_>) -> Result<Report> {
     let buf = region.bytes();
     // The checksum and the structural walk are independent: for large
     // regions, hash on a second thread while walking on this one.
@@ -63,7 +90,7 @@ pub fn verify(region: &Region<'_>) -> Result<()> {
             (hasher.join().unwrap_or_else(|_| !region.header.checksum), structure)
         })
     } else {
-        (compute_checksum(buf), Ok(()))
+        (compute_checksum(buf), Ok(Report::default()))
     };
     if sum != region.header.checksum {
         return Err(FormatError::at(
@@ -82,7 +109,7 @@ pub fn verify(region: &Region<'_>) -> Result<()> {
 const PARALLEL_MIN_BYTES: usize = 4 << 20;
 
 /// The structural half of `verify`, without the checksum.
-pub fn verify_structure(region: &Region<'_>) -> Result<()> {
+pub fn verify_structure(region: &Region<'_>) -> Result<Report> {
     let buf = region.bytes();
     let root = region.header.root;
     // A large root list or tuple (the common shape of datasets) is walked as
@@ -106,10 +133,14 @@ pub fn verify_structure(region: &Region<'_>) -> Result<()> {
                     "container referenced twice in a region whose header does not set the SHARED flag",
                 ));
             }
-            return Ok(());
+            let mut dtypes = a.dtypes;
+            dtypes.extend(b.dtypes);
+            let mut text_arrays = a.text_arrays;
+            text_arrays.extend(b.text_arrays);
+            return Ok(Report { array_types: dtypes.into_iter().collect(), text_arrays });
         }
     }
-    walk(region, Work::Slot(root, buf.len())).map(|_| ())
+    walk(region, Work::Slot(root, buf.len())).map(|v| Report { array_types: v.dtypes.into_iter().collect(), text_arrays: v.text_arrays })
 }
 
 /// Checks everything reachable from `start`; returns the visit record.
@@ -124,6 +155,8 @@ fn walk<'a>(region: &Region<'a>, start: Work) -> Result<Verifier<'a>> {
         revisited_sequences: HashSet::new(),
         long_strings: HashSet::new(),
         stack: vec![start],
+        dtypes: HashSet::new(),
+        text_arrays: Vec::new(),
     };
     while let Some(work) = v.stack.pop() {
         match work {
@@ -294,6 +327,39 @@ impl<'a> Verifier<'a> {
                         self.push_slots(d.shape.pos, d.shape.len, d.shape.start)?;
                     }
                     self.push_slots(d.values, d.len, d.start)?;
+                }
+            }
+            Value::NumList(l) => {
+                self.first_visit(slot, l.start, false)?;
+            }
+            Value::NdArray(a) => {
+                if a.dtype.contains('U') && !a.data.is_empty() {
+                    self.text_arrays.push(a.start);
+                }
+                let t = ArrayType { dtype: a.dtype.to_string(), flags: a.flags & ND_DESCR, itemsize: a.itemsize };
+                if !self.dtypes.contains(&t) {
+                    self.dtypes.insert(t);
+                }
+            }
+            Value::Record(rec) => {
+                // Enum members are immutable singletons: shared by design.
+                let member = rec.ty.flavor == FLAVOR_ENUM || rec.ty.flavor == FLAVOR_ENUM_MIXIN;
+                let first = if member { !self.shareable.test_and_set(rec.start / 8) } else { self.first_visit(slot, rec.start, false)? };
+                if first {
+                    // Types, like shapes, are shared by design.
+                    if !self.shareable.test_and_set(rec.ty.start / 8) {
+                        let r = self.r;
+                        r.type_name(rec.ty)?;
+                        self.check(rec.ty.name, rec.ty.start)?;
+                        for i in 0..rec.len {
+                            if !matches!(r.field_name(rec.ty, i)?, Value::Str(_)) {
+                                return Err(FormatError::at(rec.ty.start, "record field name is not a string"));
+                            }
+                        }
+                        self.check_table(rec.ty.fields)?;
+                        self.push_slots(rec.ty.fields.pos, rec.len, rec.ty.start)?;
+                    }
+                    self.push_slots(rec.values, rec.len, rec.start)?;
                 }
             }
             _ => {}

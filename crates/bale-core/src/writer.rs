@@ -194,11 +194,17 @@ impl Builder {
     }
 
     fn table(&mut self, kind: u8, slots: &[u64], hashes: &[u64]) -> usize {
+        self.table_with_prefix(kind, &[], slots, hashes)
+    }
+
+    /// A table object whose entries follow `prefix` words.
+    fn table_with_prefix(&mut self, kind: u8, prefix: &[u64], slots: &[u64], hashes: &[u64]) -> usize {
         let n = slots.len();
         let cap = index_cap(n);
         let off = self.len();
-        self.buf.reserve(8 + 8 * n + 4 * cap + 8);
+        self.buf.reserve(8 + 8 * prefix.len() + 8 * n + 4 * cap + 8);
         self.put(header_word(kind, n as u64));
+        self.put_slots(prefix);
         self.put_slots(slots);
         if cap > 0 {
             let mask = cap - 1;
@@ -237,6 +243,70 @@ impl Builder {
     pub fn dict(&mut self, shape: u64, values: &[u64]) -> u64 {
         let off = self.len();
         self.put(header_word(KIND_DICT, shape >> 3));
+        self.put_slots(values);
+        off as u64
+    }
+
+    /// Makes room for `extra` more bytes at once (before a large write).
+    pub fn reserve(&mut self, extra: usize) {
+        self.buf.reserve(extra);
+    }
+
+    /// A typed scalar (see `typed`): header field `aux`, then `payload`.
+    pub fn ext(&mut self, kind: u8, aux: u64, payload: &[u8]) -> u64 {
+        let off = self.len();
+        self.put(header_word(kind, aux));
+        self.put_padded(payload);
+        off as u64
+    }
+
+    /// A list of ints (raw i64) or, with `float`, of floats (f64 bits).
+    pub fn num_list(&mut self, float: bool, words: &[u64]) -> u64 {
+        let off = self.len();
+        self.put(header_word(if float { KIND_FLOAT_LIST } else { KIND_INT_LIST }, words.len() as u64));
+        self.put_slots(words);
+        off as u64
+    }
+
+    /// Zero bytes up to the next multiple of `align` (a power of two).
+    fn align_to(&mut self, align: usize) {
+        let pad = (align - self.len() % align) % align;
+        self.buf.resize(self.buf.len() + pad, 0);
+    }
+
+    /// A numpy array: `data` (C- or, with `ND_FORTRAN`, F-order) written
+    /// 64-byte aligned, then its object.
+    pub fn ndarray(&mut self, data: &[u8], itemsize: u64, flags: u32, shape: &[u64], dtype: &str) -> u64 {
+        let data_off = if data.is_empty() {
+            0
+        } else {
+            self.align_to(ND_ALIGN);
+            let at = self.len();
+            self.put_padded(data);
+            at
+        };
+        let off = self.len();
+        let payload = ND_FIXED_BYTES + 8 * shape.len() + dtype.len();
+        self.put(header_word(KIND_NDARRAY, payload as u64));
+        self.put(data_off as u64);
+        self.put(data.len() as u64);
+        self.put(itemsize);
+        self.put(shape.len() as u64 | (flags as u64) << 32);
+        self.put_slots(shape);
+        self.put_padded(dtype.as_bytes());
+        off as u64
+    }
+
+    /// A record type: `flavor`, the slot of its qualified name, and its
+    /// field names (`hashes` their key hashes); returns its offset.
+    pub fn rec_type(&mut self, flavor: u64, name: u64, fields: &[u64], hashes: &[u64]) -> u64 {
+        self.table_with_prefix(KIND_TYPE, &[flavor, name], fields, hashes) as u64
+    }
+
+    /// A record of the type at `ty`, one value per field.
+    pub fn record(&mut self, ty: u64, values: &[u64]) -> u64 {
+        let off = self.len();
+        self.put(header_word(KIND_RECORD, ty >> 3));
         self.put_slots(values);
         off as u64
     }

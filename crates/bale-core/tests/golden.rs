@@ -19,6 +19,7 @@ use std::path::PathBuf;
 
 use bale_core::format::*;
 use bale_core::hash::{self, TupleHasher};
+use bale_core::typed::{encode_delta, encode_moment, pack_date, Clock, Date, Delta, Moment, Tz};
 use bale_core::{Builder, Reader, Region, Value};
 
 /// A Python value.
@@ -36,6 +37,64 @@ enum Py {
     Dict(Vec<(Py, Py)>),
     Set(Vec<Py>),
     FrozenSet(Vec<Py>),
+    /// A typed scalar: its kind, header field and payload, and its Python expression.
+    Ext(u8, u64, Vec<u8>, String),
+}
+
+fn ext(kind: u8, aux: u64, payload: Vec<u8>, expr: &str) -> Py {
+    Py::Ext(kind, aux, payload, expr.to_string())
+}
+
+fn moment(kind: u8, date: Option<(u16, u8, u8)>, clock: (u8, u8, u8, u32), fold: bool, tz: Tz<'_>, expr: &str) -> Py {
+    let m = Moment {
+        date: date.map(|(year, month, day)| Date { year, month, day }),
+        clock: Clock { hour: clock.0, minute: clock.1, second: clock.2, micro: clock.3 },
+        fold,
+        tz,
+    };
+    let (aux, payload) = encode_moment(&m);
+    ext(kind, aux, payload, expr)
+}
+
+/// Typed scalars, one of each kind without references.
+fn typed() -> Py {
+    let mut range = Vec::new();
+    for w in [3i64, 100, 7] {
+        range.extend_from_slice(&w.to_le_bytes());
+    }
+    let mut arr = vec![b'd', 8, 0, 0, 0, 0, 0, 0];
+    arr.extend_from_slice(&1.5f64.to_le_bytes());
+    let uuid: Vec<u8> = (0..16u8).map(|k| k * 17).collect();
+    list(vec![
+        ext(KIND_DATE, pack_date(Date { year: 2024, month: 2, day: 29 }), vec![], "date(2024, 2, 29)"),
+        moment(KIND_DATETIME, Some((2021, 11, 7)), (1, 30, 0, 5), true, Tz::Naive, "datetime(2021, 11, 7, 1, 30, 0, 5, fold=1)"),
+        moment(
+            KIND_DATETIME,
+            Some((2020, 1, 1)),
+            (12, 0, 0, 0),
+            false,
+            Tz::Fixed { offset_us: -3 * 3_600_000_000, name: Some("BRT") },
+            "datetime(2020, 1, 1, 12, 0, tzinfo=timezone(timedelta(hours=-3), 'BRT'))",
+        ),
+        moment(
+            KIND_DATETIME,
+            Some((2021, 10, 31)),
+            (2, 30, 0, 0),
+            true,
+            Tz::Zone("Europe/Paris"),
+            "datetime(2021, 10, 31, 2, 30, fold=1, tzinfo=ZoneInfo('Europe/Paris'))",
+        ),
+        moment(KIND_TIME, None, (23, 59, 59, 999_999), false, Tz::Naive, "time(23, 59, 59, 999999)"),
+        ext(KIND_TIMEDELTA, 0, encode_delta(Delta { days: -3, seconds: 5, micros: 7 }), "timedelta(days=-3, seconds=5, microseconds=7)"),
+        ext(KIND_DECIMAL, 8, b"-1.23E+5".to_vec(), "Decimal('-1.23E+5')"),
+        ext(KIND_UUID, 0, uuid, "UUID('00112233-4455-6677-8899-aabbccddeeff')"),
+        ext(KIND_RANGE, 0, range, "range(3, 100, 7)"),
+        ext(KIND_ARRAY, 8, arr, "array('d', [1.5])"),
+        dict(vec![(
+            ext(KIND_DATE, pack_date(Date { year: 2000, month: 1, day: 1 }), vec![], "date(2000, 1, 1)"),
+            s("a date key"),
+        )]),
+    ])
 }
 
 fn s(x: &str) -> Py {
@@ -208,6 +267,8 @@ fn vectors() -> Vec<(&'static str, Py)> {
                 Py::FrozenSet((0..10).map(|k| i(k * 3)).collect()),
             ]),
         ),
+        ("typed", typed()),
+        ("number_lists", list(vec![list(vec![i(1), i(-2), i(i64::MAX as i128)]), list(vec![f(0.5), f(-0.0)]), list(vec![i(1), f(1.0)])])),
         (
             "empty",
             list(vec![
@@ -291,6 +352,7 @@ fn py(v: &Py) -> String {
         Py::Set(v) => format!("{{{}}}", join(v)),
         Py::FrozenSet(v) if v.is_empty() => "frozenset()".into(),
         Py::FrozenSet(v) => format!("frozenset({{{}}})", join(v)),
+        Py::Ext(.., expr) => expr.clone(),
     }
 }
 
@@ -353,6 +415,15 @@ impl Writer {
 
     fn value(&mut self, v: &Py) -> u64 {
         match v {
+            // Lists of only floats, or only ints that fit in 64 bits, are number lists.
+            Py::List(items) if !items.is_empty() && items.iter().all(|x| matches!(x, Py::Float(_))) => {
+                let words: Vec<u64> = items.iter().map(|x| if let Py::Float(f) = x { f.to_bits() } else { 0 }).collect();
+                self.b.num_list(true, &words)
+            }
+            Py::List(items) if !items.is_empty() && items.iter().all(|x| matches!(x, Py::Int(n) if i64::try_from(*n).is_ok())) => {
+                let words: Vec<u64> = items.iter().map(|x| if let Py::Int(n) = x { *n as i64 as u64 } else { 0 }).collect();
+                self.b.num_list(false, &words)
+            }
             Py::List(items) | Py::Tuple(items) => {
                 let slots: Vec<u64> = items.iter().map(|x| self.value(x)).collect();
                 self.b.seq(matches!(v, Py::Tuple(_)), &slots)
@@ -409,6 +480,10 @@ impl Writer {
                 let sum = hashes.iter().fold(0u64, |acc, &h| acc.wrapping_add(hash::mix(h)));
                 (self.b.set(true, &slots, &hashes), hash::frozenset_hash(sum, items.len()))
             }
+            Py::Ext(kind, aux, payload, _) => {
+                let e = bale_core::Ext { kind: *kind, start: 0, aux: *aux, payload };
+                (self.b.ext(*kind, *aux, payload), hash::hash_ext(&e))
+            }
             Py::List(_) | Py::Dict(_) | Py::Set(_) => panic!("unhashable key {v:?}"),
         }
     }
@@ -461,6 +536,15 @@ fn check(r: &Reader<'_>, got: Value<'_>, want: &Py, path: &str) {
             for (k, x) in items.iter().enumerate() {
                 check(r, r.table_item(t, k).unwrap(), x, &format!("{path}{{{k}}}"));
             }
+        }
+        (Py::List(items), Value::NumList(l)) => {
+            assert_eq!(l.len, items.len(), "{path}");
+            for (k, x) in items.iter().enumerate() {
+                check(r, r.num_item(l, k).unwrap(), x, &format!("{path}[{k}]"));
+            }
+        }
+        (Py::Ext(kind, aux, payload, _), Value::Ext(e)) => {
+            assert_eq!((*kind, *aux, &payload[..]), (e.kind, e.aux, e.payload), "{path}");
         }
         (want, got) => panic!("{path}: expected {}, found {got:?}", py(want)),
     }

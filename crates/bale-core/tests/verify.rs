@@ -85,7 +85,7 @@ fn refuse(bytes: &[u8], needles: &[&str]) -> FormatError {
     let region = Region::new(bytes).expect("the header is fine");
     assert_eq!(compute_checksum(bytes), region.header.checksum, "the checksum is fine");
     let e = match verify_structure(&region) {
-        Ok(()) => panic!("structure accepted; expected an error mentioning {needles:?}"),
+        Ok(_) => panic!("structure accepted; expected an error mentioning {needles:?}"),
         Err(e) => e,
     };
     assert_msg(&e, needles);
@@ -190,6 +190,35 @@ fn walk(region: &Region<'_>, budget: usize, strict: bool) -> Result<usize, Forma
                     } else if strict {
                         panic!("unhashable key in a verified region");
                     }
+                }
+            }
+            Value::Ext(e) => {
+                if bale_core::typed::hashable_ext(&e) {
+                    hashable?;
+                } else {
+                    assert!(hashable.is_err());
+                }
+            }
+            Value::NdArray(a) => {
+                assert_eq!(a.data_off % 64, 0);
+                assert!(a.data_off + a.data.len() <= a.start || a.data.is_empty());
+            }
+            Value::NumList(l) => {
+                for i in 0..l.len {
+                    stack.push(r.num_item(l, i)?);
+                }
+            }
+            Value::Record(rec) => {
+                r.type_name(rec.ty)?;
+                for i in 0..rec.len {
+                    let name = r.field_name(rec.ty, i)?;
+                    if let Value::Str(s) = name {
+                        let found = r.find_str(rec.ty.fields, s.width, s.units())?;
+                        if strict {
+                            assert_eq!(found, Some(i), "field {i}");
+                        }
+                    }
+                    stack.push(r.record_value(rec, i)?);
                 }
             }
         }
@@ -606,7 +635,7 @@ fn invalid_tag_and_constants() {
 
 #[test]
 fn unknown_object_kinds() {
-    for kind in [0x00u8, 0x10, 0x7F, 0xFF] {
+    for kind in [0x00u8, 0x1D, 0x7F, 0xFF] {
         let bytes = raw_region(&[header_word(kind, 0), 0], 64, 0);
         refuse(&bytes, &["kind"]);
         // Also as a list element.

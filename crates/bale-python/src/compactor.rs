@@ -11,7 +11,8 @@ use std::fmt::Write;
 use std::ptr::addr_of_mut;
 
 use bale_core::format::{
-    make_seq_slot, make_sstr_slot, FLAG_CYCLIC, FLAG_SHARED, SLOT_EMPTY_LIST, SLOT_EMPTY_TUPLE, SLOT_FALSE, SLOT_NONE,
+    FLAVOR_ENUM, FLAVOR_ENUM_MIXIN, FLAVOR_NAMEDTUPLE,
+    make_int_slot, make_seq_slot, make_sstr_slot, FLAG_CYCLIC, FLAG_SHARED, SLOT_EMPTY_LIST, SLOT_EMPTY_TUPLE, SLOT_FALSE, SLOT_NONE,
     SLOT_TRUE, TAG_LIST, TAG_TUPLE,
 };
 use bale_core::format::Width;
@@ -30,6 +31,7 @@ use crate::strings::str_units;
 use crate::region::Region;
 use crate::views::{check_expansion, view_parts, Node};
 use crate::thawing::thaw_value;
+use crate::typed::{classify, scalar_parts, ArrayParts, Handler};
 
 /// Path depth up to which cycle checks scan the path instead of a hash set.
 const LINEAR_PATH: usize = 32;
@@ -47,6 +49,9 @@ fn prefetch(obj: *mut PyObject) {
     let _ = obj;
 }
 
+/// Lists and tuples up to this length are first tried as all-scalar leaves.
+const SMALL_LEAF_SEQ: usize = 4;
+
 /// How far ahead of the element being visited its siblings are prefetched.
 const PREFETCH_AHEAD: usize = 4;
 
@@ -54,6 +59,9 @@ const PREFETCH_AHEAD: usize = 4;
 enum Frame {
     Seq { obj: *mut PyObject, tuple: bool, len: usize, next: usize, base: usize },
     Dict { obj: *mut PyObject, shape: u64, items: usize, len: usize, next: usize, base: usize },
+    /// A record: `items` holds (field name, value) pairs, the values owned
+    /// from `refs` on in `record_refs` when they had to be fetched.
+    Record { obj: *mut PyObject, ty: u64, items: usize, refs: usize, len: usize, next: usize, base: usize, member: bool },
 }
 
 /// The item array of an exact list or tuple.
@@ -69,7 +77,7 @@ unsafe fn seq_items(obj: *mut PyObject, tuple: bool) -> *mut *mut PyObject {
 impl Frame {
     fn obj(&self) -> *mut PyObject {
         match *self {
-            Frame::Seq { obj, .. } | Frame::Dict { obj, .. } => obj,
+            Frame::Seq { obj, .. } | Frame::Dict { obj, .. } | Frame::Record { obj, .. } => obj,
         }
     }
     /// Lists and dicts: the containers a cycle must pass through.
@@ -109,14 +117,29 @@ pub struct Compactor<'py> {
     transplants: FxHashMap<usize, (Py<Region>, Transplant)>,
     /// Header flags the result needs.
     flags: u32,
+    /// Shapes of string keys by content, kept across compactions by a
+    /// streaming writer (whose items die between compactions, so pointers
+    /// cannot identify their keys).
+    pub shapes_by_content: Option<FxHashMap<Box<[u8]>, u64>>,
     strings: FxHashMap<usize, u64>,
     shapes: FxHashMap<Box<[usize]>, u64>,
+    /// The key pointers and shape of the last dict entered.
+    last_shape: Option<(Vec<usize>, u64)>,
     keepalive: Vec<Py<PyAny>>,
     frames: Vec<Frame>,
     deep_path: FxHashSet<usize>,
     slots: Vec<u64>,
     items: Vec<(*mut PyObject, *mut PyObject)>,
     key_ptrs: Vec<usize>,
+    /// How each non-built-in type met is stored, by type pointer.
+    handlers: FxHashMap<usize, Handler>,
+    /// Field values fetched for records being written.
+    record_refs: Vec<Py<PyAny>>,
+    /// Enum members written, by address: one copy each, whatever `share` says.
+    members: FxHashMap<usize, u64>,
+    /// Whether numpy data was written (its alignment needs aligned memory).
+    pub wrote_arrays: bool,
+    words: Vec<u64>,
 }
 
 fn type_name(obj: *mut PyObject) -> String {
@@ -138,14 +161,21 @@ impl<'py> Compactor<'py> {
             target: None,
             transplants: FxHashMap::default(),
             flags: 0,
+            shapes_by_content: None,
             strings: FxHashMap::default(),
             shapes: FxHashMap::default(),
+            last_shape: None,
             keepalive: Vec::new(),
             frames: Vec::new(),
             deep_path: FxHashSet::default(),
             slots: Vec::new(),
             items: Vec::new(),
             key_ptrs: Vec::new(),
+            handlers: FxHashMap::default(),
+            record_refs: Vec::new(),
+            members: FxHashMap::default(),
+            wrote_arrays: false,
+            words: Vec::new(),
         }
     }
 
@@ -164,6 +194,18 @@ impl<'py> Compactor<'py> {
         self.builder = Builder::continuing(at, 1 << 12);
         self.target = Some(target);
         self
+    }
+
+    /// Builds bytes that will lie at offset `at` of a region being written
+    /// elsewhere (a streaming writer's file).
+    pub fn at_offset(mut self, at: usize) -> Self {
+        self.builder = Builder::continuing(at, 1 << 12);
+        self
+    }
+
+    /// Slot and key hash of a dict key (for a writer's dict root).
+    pub fn run_key(&mut self, key: &Bound<'py, PyAny>) -> PyResult<(u64, u64)> {
+        unsafe { self.key(key.as_ptr(), 0) }.map_err(|f| self.key_failure(f, format!(": key {}", self.repr(key.as_ptr()))))
     }
 
     /// The header flags the result needs (SHARED, CYCLIC).
@@ -214,6 +256,21 @@ impl<'py> Compactor<'py> {
                             self.finish_frame(slot, base);
                         }
                     }
+                    Frame::Record { ty, items, refs, len, next, base, .. } => {
+                        if *next < *len {
+                            let child = self.items[*items + *next].1;
+                            *next += 1;
+                            if let Some(s) = self.visit(child)? {
+                                self.slots.push(s);
+                            }
+                        } else {
+                            let (ty, items, refs, base) = (*ty, *items, *refs, *base);
+                            let slot = self.builder.record(ty, &self.slots[base..]);
+                            self.items.truncate(items);
+                            self.record_refs.truncate(refs);
+                            self.finish_frame(slot, base);
+                        }
+                    }
                 }
             }
         }
@@ -223,6 +280,9 @@ impl<'py> Compactor<'py> {
     /// The container of the top frame was written as `slot`, its elements
     /// being `slots[base..]`.
     fn finish_frame(&mut self, slot: u64, base: usize) {
+        if let Some(Frame::Record { obj, member: true, .. }) = self.frames.last() {
+            self.members.insert(*obj as usize, slot);
+        }
         if self.share {
             let depth = self.frames.len() - 1;
             self.forward.note(slot, &self.slots[base..]);
@@ -277,6 +337,10 @@ impl<'py> Compactor<'py> {
                     let key = self.items[items + next - 1].0;
                     let _ = write!(s, "[{}]", self.repr(key));
                 }
+                Frame::Record { items, next, .. } => {
+                    let field = unsafe { Bound::from_borrowed_ptr(self.py, self.items[items + next - 1].0) };
+                    let _ = write!(s, ".{field}");
+                }
             }
         }
         s
@@ -315,6 +379,10 @@ impl<'py> Compactor<'py> {
                     }
                     Frame::Dict { items, next, .. } => {
                         let _ = write!(ancestor, "[{}]", self.repr(self.items[items + next - 1].0));
+                    }
+                    Frame::Record { items, next, .. } => {
+                        let field = Bound::from_borrowed_ptr(self.py, self.items[items + next - 1].0);
+                        let _ = write!(ancestor, ".{field}");
                     }
                 }
                 if ancestor.len() > 200 {
@@ -382,6 +450,14 @@ impl<'py> Compactor<'py> {
                 return Ok(Some(s));
             }
             if let Some(&depth) = self.active.get(&(obj as usize)) {
+                if matches!(self.frames[depth], Frame::Record { .. }) {
+                    // A record is built from its fields, so it cannot be among them.
+                    return Err(CompactError::new_err(format!(
+                        "{}: cannot compact a cycle through a {} instance (a record cannot contain itself)",
+                        self.path(),
+                        type_name(obj)
+                    )));
+                }
                 return Ok(Some(self.forward.placeholder(depth)));
             }
         }
@@ -408,11 +484,26 @@ impl<'py> Compactor<'py> {
                 }
                 return Ok(Some(if tuple { SLOT_EMPTY_TUPLE } else { SLOT_EMPTY_LIST }));
             }
+            let items = seq_items(obj, tuple);
+            if !tuple {
+                if let Some(slot) = self.number_list(items, len) {
+                    if self.share && ffi::Py_REFCNT(obj) > 1 {
+                        self.memo.insert(obj as usize, slot);
+                    }
+                    return Ok(Some(slot));
+                }
+            }
+            // Scalar leaves need no cycle check; a shared one must go through
+            // the frame path, which remembers it.
+            if len <= SMALL_LEAF_SEQ && !(self.share && ffi::Py_REFCNT(obj) > 1) {
+                if let Some(slot) = self.small_leaf_seq(items, len, tuple) {
+                    return Ok(Some(slot));
+                }
+            }
             if !tuple {
                 // Every cycle passes through a list or dict, so tuples need no check.
                 self.check_cycle(obj)?;
             }
-            let items = seq_items(obj, tuple);
             for i in 0..len.min(PREFETCH_AHEAD) {
                 prefetch(*items.add(i));
             }
@@ -455,7 +546,201 @@ impl<'py> Compactor<'py> {
         if let Some(slot) = self.view_slot(obj)? {
             return Ok(Some(slot));
         }
-        Err(self.cannot(obj, ""))
+        self.typed(obj, tp)
+    }
+
+    /// The handler of a type not built in, classified once per compaction.
+    unsafe fn handler(&mut self, tp: *mut ffi::PyTypeObject) -> PyResult<&mut Handler> {
+        let key = tp as usize;
+        if !self.handlers.contains_key(&key) {
+            let h = classify(self.py, tp)?;
+            self.handlers.insert(key, h);
+        }
+        Ok(self.handlers.get_mut(&key).expect("just inserted"))
+    }
+
+    /// Typed scalars, numpy values and records; an error for anything else.
+    unsafe fn typed(&mut self, obj: *mut PyObject, tp: *mut ffi::PyTypeObject) -> PyResult<Option<u64>> {
+        let py = self.py;
+        let bound = Bound::from_borrowed_ptr(py, obj);
+        let handler = self.handler(tp)?;
+        match handler {
+            Handler::Unsupported => Err(self.cannot(obj, "")),
+            Handler::Record(_) => {
+                if let Some(&s) = self.members.get(&(obj as usize)) {
+                    return Ok(Some(s));
+                }
+                self.enter_record(obj, tp)?;
+                Ok(None)
+            }
+            Handler::NdArray { scalar } => {
+                let scalar = *scalar;
+                let parts = ArrayParts::new(py, &bound, scalar).map_err(|e| self.annotate(e))?;
+                self.wrote_arrays = true;
+                self.builder.reserve(parts.data().len() + 128 + parts.dtype.len());
+                Ok(Some(self.builder.ndarray(parts.data(), parts.itemsize, parts.flags, &parts.shape, &parts.dtype)))
+            }
+            h => {
+                let (kind, aux, payload) = scalar_parts(py, h, &bound).map_err(|e| self.annotate(e))?;
+                Ok(Some(self.builder.ext(kind, aux, &payload)))
+            }
+        }
+    }
+
+    /// A CompactError raised below gets the path of the value in front.
+    fn annotate(&self, e: PyErr) -> PyErr {
+        if e.is_instance_of::<CompactError>(self.py) {
+            CompactError::new_err(format!("{}: {}", self.path(), e.value(self.py)))
+        } else {
+            e
+        }
+    }
+
+    /// Starts writing a record: its type (once), then a frame over its fields.
+    unsafe fn enter_record(&mut self, obj: *mut PyObject, tp: *mut ffi::PyTypeObject) -> PyResult<()> {
+        self.check_cycle(obj)?;
+        let py = self.py;
+        let Handler::Record(info) = self.handler(tp)? else { unreachable!("a record handler") };
+        let (flavor, getter) = (info.flavor, info.getter.as_ref().map(|g| g.clone_ref(py)));
+        let fields: Vec<*mut PyObject> = info.fields.iter().map(|f| f.as_ptr()).collect();
+        let attrs: Vec<*mut PyObject> = info.attrs.iter().map(|f| f.as_ptr()).collect();
+        let ty = match info.type_slot {
+            Some(t) => t,
+            None => {
+                let name = info.name.clone();
+                let name_slot = self.builder.str_utf8(&name);
+                let mut slots = Vec::with_capacity(fields.len());
+                let mut hashes = Vec::with_capacity(fields.len());
+                for &f in &fields {
+                    let (_, units) = str_units(f);
+                    hashes.push(hash_str_units(units));
+                    slots.push(self.str_slot(f));
+                }
+                let t = self.builder.rec_type(flavor, name_slot, &slots, &hashes);
+                if let Handler::Record(info) = self.handler(tp)? {
+                    info.type_slot = Some(t);
+                }
+                t
+            }
+        };
+        let n = fields.len();
+        let items = self.items.len();
+        let refs = self.record_refs.len();
+        if flavor == FLAVOR_NAMEDTUPLE && getter.is_none() {
+            if ffi::Py_SIZE(obj) as usize != n {
+                return Err(CompactError::new_err(format!("{}: {} has {} items for {} fields", self.path(), type_name(obj), ffi::Py_SIZE(obj), n)));
+            }
+            for (i, &f) in fields.iter().enumerate() {
+                self.items.push((f, ffi::PyTuple_GET_ITEM(obj, i as ffi::Py_ssize_t)));
+            }
+        } else if let Some(g) = getter {
+            let values = g.bind(py).call1((Bound::from_borrowed_ptr(py, obj),))?;
+            let values: Vec<Bound<'_, PyAny>> = values.try_iter()?.collect::<PyResult<_>>()?;
+            if values.len() != n {
+                return Err(CompactError::new_err(format!(
+                    "{}: the registered get() of {} gave {} values for {} fields",
+                    self.path(),
+                    type_name(obj),
+                    values.len(),
+                    n
+                )));
+            }
+            for (v, &f) in values.into_iter().zip(&fields) {
+                self.items.push((f, v.as_ptr()));
+                self.record_refs.push(v.unbind());
+            }
+        } else {
+            for (&a, &f) in attrs.iter().zip(&fields) {
+                let v = Bound::from_owned_ptr_or_err(py, ffi::PyObject_GetAttr(obj, a)).map_err(|e| {
+                    CompactError::new_err(format!("{}: cannot read field {} of {}: {}", self.path(), Bound::from_borrowed_ptr(py, f), type_name(obj), e.value(py)))
+                })?;
+                self.items.push((f, v.as_ptr()));
+                self.record_refs.push(v.unbind());
+            }
+        }
+        // Enum members are singletons: each is written once (see finish_frame).
+        let member = flavor == FLAVOR_ENUM || flavor == FLAVOR_ENUM_MIXIN;
+        self.push_frame(Frame::Record { obj, ty, items, refs, len: n, next: 0, base: self.slots.len(), member });
+        Ok(())
+    }
+
+    /// A list whose items are all exact floats, or all exact ints that fit
+    /// in 64 bits, written as raw numbers; `None` (nothing written) otherwise.
+    #[inline]
+    unsafe fn number_list(&mut self, items: *mut *mut PyObject, len: usize) -> Option<u64> {
+        let float_type = addr_of_mut!(ffi::PyFloat_Type);
+        let int_type = addr_of_mut!(ffi::PyLong_Type);
+        let first = ffi::Py_TYPE(*items);
+        if first != float_type && first != int_type {
+            return None;
+        }
+        let mut words = std::mem::take(&mut self.words);
+        words.clear();
+        let mut ok = true;
+        for i in 0..len {
+            let item = *items.add(i);
+            let tp = ffi::Py_TYPE(item);
+            if tp != first {
+                ok = false;
+                break;
+            }
+            if tp == float_type {
+                words.push(ffi::PyFloat_AS_DOUBLE(item).to_bits());
+            } else {
+                let mut overflow = 0;
+                let v = ffi::PyLong_AsLongLongAndOverflow(item, &mut overflow);
+                if overflow != 0 {
+                    ok = false;
+                    break;
+                }
+                words.push(v as u64);
+            }
+        }
+        let slot = ok.then(|| self.builder.num_list(first == float_type, &words));
+        self.words = words;
+        slot
+    }
+
+    /// A short list or tuple of scalars (ints that fit a slot, floats,
+    /// strings, None, bools: the leaves of trees, points, tags) written at
+    /// once, without a frame; `None`, having written nothing, when an item
+    /// is anything else.
+    #[inline]
+    unsafe fn small_leaf_seq(&mut self, items: *mut *mut PyObject, len: usize, tuple: bool) -> Option<u64> {
+        let mut slots = [0u64; SMALL_LEAF_SEQ];
+        // Classify first, so that nothing is written for a list that is no leaf.
+        let mut deferred = 0u32;
+        for (i, slot) in slots.iter_mut().enumerate().take(len) {
+            let item = *items.add(i);
+            let tp = ffi::Py_TYPE(item);
+            *slot = if tp == addr_of_mut!(ffi::PyLong_Type) {
+                let mut overflow = 0;
+                let v = ffi::PyLong_AsLongLongAndOverflow(item, &mut overflow);
+                make_int_slot(v).filter(|_| overflow == 0)?
+            } else if item == ffi::Py_None() {
+                SLOT_NONE
+            } else if item == ffi::Py_True() {
+                SLOT_TRUE
+            } else if item == ffi::Py_False() {
+                SLOT_FALSE
+            } else if tp == addr_of_mut!(ffi::PyUnicode_Type) || tp == addr_of_mut!(ffi::PyFloat_Type) {
+                deferred |= 1 << i;
+                0
+            } else {
+                return None;
+            };
+        }
+        for (i, slot) in slots.iter_mut().enumerate().take(len) {
+            if deferred & (1 << i) != 0 {
+                let item = *items.add(i);
+                *slot = if ffi::Py_TYPE(item) == addr_of_mut!(ffi::PyUnicode_Type) {
+                    self.str_slot(item)
+                } else {
+                    self.builder.float(ffi::PyFloat_AS_DOUBLE(item))
+                };
+            }
+        }
+        Some(self.builder.seq(tuple, &slots[..len]))
     }
 
     /// The slot of a view met in the input: where it is, when it lives in
@@ -601,6 +886,23 @@ impl<'py> Compactor<'py> {
         if let Some(native) = self.thaw_view(obj)? {
             return self.key(native, depth);
         }
+        let py = self.py;
+        let h = self.handler(tp)?;
+        if matches!(h, Handler::Date | Handler::Time | Handler::DateTime | Handler::Delta | Handler::Uuid) {
+            let (kind, aux, payload) = scalar_parts(py, h, &Bound::from_borrowed_ptr(py, obj))?;
+            let e = bale_core::Ext { kind, start: 0, aux, payload: &payload };
+            if !bale_core::typed::hashable_ext(&e) {
+                return Err(KeyFailure::Refused(format!(
+                    "an aware {} cannot be a dict key or set element in a region (store it as a value, or use its UTC form)",
+                    type_name(obj)
+                )));
+            }
+            let hash = bale_core::hash::hash_ext(&e);
+            return Ok((self.builder.ext(kind, aux, &payload), hash));
+        }
+        if !matches!(h, Handler::Unsupported) {
+            return Err(KeyFailure::Refused(format!("a {} cannot be a dict key or set element in a region", type_name(obj))));
+        }
         Err(KeyFailure::Refused(format!("cannot compact {}", type_name(obj))))
     }
 
@@ -619,8 +921,18 @@ impl<'py> Compactor<'py> {
             self.items.push((k, v));
             self.key_ptrs.push(k as usize);
         }
-        let shape = match self.shapes.get(&self.key_ptrs[..]) {
-            Some(&s) => s,
+        // Records in a list mostly repeat the previous one's keys.
+        let cached = match &self.last_shape {
+            Some((keys, s)) if *keys == self.key_ptrs => Some(*s),
+            _ => self.shapes.get(&self.key_ptrs[..]).copied(),
+        };
+        let signature = match (&self.shapes_by_content, cached) {
+            (Some(_), None) => content_signature(&self.items[items..]),
+            _ => None,
+        };
+        let by_content = signature.as_ref().and_then(|sig| self.shapes_by_content.as_ref()?.get(sig).copied());
+        let shape = match cached.or(by_content) {
+            Some(s) => s,
             None => {
                 let mut slots = Vec::with_capacity(n);
                 let mut hashes = Vec::with_capacity(n);
@@ -634,13 +946,46 @@ impl<'py> Compactor<'py> {
                 if n <= SHAPE_CACHE_MAX_KEYS {
                     self.shapes.insert(self.key_ptrs.clone().into_boxed_slice(), s);
                 }
+                if let (Some(map), Some(sig)) = (&mut self.shapes_by_content, signature) {
+                    map.insert(sig, s);
+                }
                 s
             }
         };
+        if n <= SHAPE_CACHE_MAX_KEYS {
+            match &mut self.last_shape {
+                Some((keys, s)) => {
+                    if *keys != self.key_ptrs {
+                        keys.clone_from(&self.key_ptrs);
+                    }
+                    *s = shape;
+                }
+                None => self.last_shape = Some((self.key_ptrs.clone(), shape)),
+            }
+        }
         self.push_frame(Frame::Dict { obj, shape, items, len: n, next: 0, base: self.slots.len() });
         Ok(())
     }
 
+}
+
+/// The keys of a dict as bytes that are equal exactly when the key
+/// sequences are: for dicts whose keys are all strings (others: `None`).
+unsafe fn content_signature(items: &[(*mut PyObject, *mut PyObject)]) -> Option<Box<[u8]>> {
+    if items.len() > SHAPE_CACHE_MAX_KEYS {
+        return None;
+    }
+    let mut sig = Vec::new();
+    for &(k, _) in items {
+        if ffi::Py_TYPE(k) != addr_of_mut!(ffi::PyUnicode_Type) {
+            return None;
+        }
+        let (w, units) = str_units(k);
+        sig.push(w as u8);
+        sig.extend_from_slice(&(units.len() as u32).to_le_bytes());
+        sig.extend_from_slice(units);
+    }
+    Some(sig.into_boxed_slice())
 }
 
 /// The slot that refers to a view's container where it is stored.
@@ -658,6 +1003,8 @@ pub fn node_slot(node: Node) -> u64 {
         }
         Node::Dict(d) => d.start as u64,
         Node::Set(t) | Node::FrozenSet(t) => t.start as u64,
+        Node::NumList(l) => l.start as u64,
+        Node::Record(r) => r.start as u64,
     }
 }
 

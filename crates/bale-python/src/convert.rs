@@ -76,6 +76,7 @@ pub unsafe fn scalar(py: Python<'_>, v: &Value<'_>) -> Option<PyResult<*mut ffi:
         Value::Complex(re, im) => ffi::PyComplex_FromDoubles(re, im),
         Value::Str(ref s) => return Some(make_str(py, s)),
         Value::Bytes(b) => ffi::PyBytes_FromStringAndSize(b.as_ptr().cast(), b.len() as ffi::Py_ssize_t),
+        Value::Ext(ref e) => return Some(crate::typed::ext_to_py(py, e)),
         _ => return None,
     };
     if p.is_null() {

@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::type_object::PyTypeInfo;
 
 use crate::alloc::value_of;
-use crate::views::{DictView, ListView, SequenceIterator, TupleView};
+use crate::views::{seq_getitem, DictIterator, DictView, FrozenSetView, ListView, SequenceIterator, SetView, TupleView};
 
 fn into_ptr(py: Python<'_>, out: std::thread::Result<PyResult<Option<Py<PyAny>>>>) -> *mut PyObject {
     match out {
@@ -41,6 +41,24 @@ unsafe extern "C" fn dict_subscript(slf: *mut PyObject, key: *mut PyObject) -> *
     into_ptr(py, out)
 }
 
+unsafe extern "C" fn list_subscript(slf: *mut PyObject, key: *mut PyObject) -> *mut PyObject {
+    let py = Python::assume_attached();
+    let out = catch_unwind(AssertUnwindSafe(|| {
+        let view: &ListView = value_of(slf);
+        seq_getitem(py, &view.region, view.seq, &Bound::from_borrowed_ptr(py, key), false).map(Some)
+    }));
+    into_ptr(py, out)
+}
+
+unsafe extern "C" fn tuple_subscript(slf: *mut PyObject, key: *mut PyObject) -> *mut PyObject {
+    let py = Python::assume_attached();
+    let out = catch_unwind(AssertUnwindSafe(|| {
+        let view: &TupleView = value_of(slf);
+        seq_getitem(py, &view.region, view.seq, &Bound::from_borrowed_ptr(py, key), true).map(Some)
+    }));
+    into_ptr(py, out)
+}
+
 /// Exhaustion is NULL without an exception, as `tp_iternext` allows.
 unsafe extern "C" fn sequence_next(slf: *mut PyObject) -> *mut PyObject {
     let py = Python::assume_attached();
@@ -60,8 +78,50 @@ unsafe extern "C" fn dict_len(slf: *mut PyObject) -> ffi::Py_ssize_t {
     value_of::<DictView>(slf).dict.len as ffi::Py_ssize_t
 }
 
+/// A view or iterator whose only field with a destructor is its region.
+trait HoldsRegion {
+    fn region_ptr(&self) -> *mut PyObject;
+}
+
+macro_rules! holds_region {
+    ($($t:ty),*) => {$(
+        impl HoldsRegion for $t {
+            fn region_ptr(&self) -> *mut PyObject {
+                self.region.as_ptr()
+            }
+        }
+    )*};
+}
+holds_region!(ListView, TupleView, DictView, SetView, FrozenSetView, SequenceIterator, DictIterator);
+
+/// Frees a view or iterator (created untracked by `alloc::new_object`)
+/// without PyO3's generic path: a scan frees two views per record.
+unsafe extern "C" fn dealloc<T: HoldsRegion>(slf: *mut PyObject) {
+    let region = value_of::<T>(slf).region_ptr();
+    let tp = ffi::Py_TYPE(slf);
+    ffi::PyObject_GC_Del(slf.cast());
+    // Instances of heap types hold a reference to their type.
+    ffi::Py_DecRef(tp.cast());
+    ffi::Py_DecRef(region);
+}
+
+fn install_dealloc<T: HoldsRegion + PyTypeInfo>(py: Python<'_>) {
+    unsafe {
+        let tp = T::type_object_raw(py);
+        (*tp).tp_dealloc = Some(dealloc::<T>);
+        ffi::PyType_Modified(tp);
+    }
+}
+
 /// Replaces PyO3's slots of the hot operations with the ones above.
 pub fn install(py: Python<'_>) {
+    install_dealloc::<ListView>(py);
+    install_dealloc::<TupleView>(py);
+    install_dealloc::<DictView>(py);
+    install_dealloc::<SetView>(py);
+    install_dealloc::<FrozenSetView>(py);
+    install_dealloc::<SequenceIterator>(py);
+    install_dealloc::<DictIterator>(py);
     unsafe {
         let tp = DictView::type_object_raw(py);
         if let Some(m) = (*tp).tp_as_mapping.as_mut() {
@@ -72,12 +132,17 @@ pub fn install(py: Python<'_>) {
         let tp = SequenceIterator::type_object_raw(py);
         (*tp).tp_iternext = Some(sequence_next);
         ffi::PyType_Modified(tp);
-        for (tp, len) in [
-            (ListView::type_object_raw(py), list_len as unsafe extern "C" fn(*mut PyObject) -> ffi::Py_ssize_t),
-            (TupleView::type_object_raw(py), tuple_len),
+        type Len = unsafe extern "C" fn(*mut PyObject) -> ffi::Py_ssize_t;
+        type Subscript = unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject;
+        for (tp, len, subscript) in [
+            (ListView::type_object_raw(py), list_len as Len, list_subscript as Subscript),
+            (TupleView::type_object_raw(py), tuple_len, tuple_subscript),
         ] {
             if let Some(s) = (*tp).tp_as_sequence.as_mut() {
                 s.sq_length = Some(len);
+            }
+            if let Some(m) = (*tp).tp_as_mapping.as_mut() {
+                m.mp_subscript = Some(subscript);
             }
             ffi::PyType_Modified(tp);
         }

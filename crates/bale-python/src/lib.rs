@@ -1,14 +1,21 @@
 //! `bale._bale`: the extension module behind the `bale` package.
 
 mod alloc;
+mod column;
 mod compactor;
 mod convert;
 mod errors;
 mod fastslots;
+mod info;
+mod json;
+mod number_list;
+mod record_view;
 mod region;
 mod storage;
+mod streaming;
 mod strings;
 mod thawing;
+mod typed;
 mod views;
 
 use std::path::PathBuf;
@@ -30,7 +37,12 @@ fn compact(py: Python<'_>, obj: &Bound<'_, PyAny>, share: bool) -> PyResult<Py<R
     let flags = c.flags();
     let mut builder = std::mem::take(&mut c.builder);
     builder.set_flags(flags);
-    new_region(py, Region::adopt(py, Storage::owned(builder.finish(root)), false)?)
+    let bytes = builder.finish(root);
+    if c.wrote_arrays {
+        let (storage, len) = Storage::owned_aligned(bytes).map_err(|e| PyOSError::new_err(e.to_string()))?;
+        return new_region(py, Region::adopt_prefix(py, storage, len, false)?);
+    }
+    new_region(py, Region::adopt(py, Storage::owned(bytes), false)?)
 }
 
 pub(crate) fn new_region(py: Python<'_>, region: Region) -> PyResult<Py<Region>> {
@@ -50,11 +62,26 @@ fn region_of(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Option<Py<Reg
     }
 }
 
-/// Native Python objects from a view (deep); anything else is returned as is.
+/// Native Python objects from a view (deep); anything else is returned as
+/// is. Records are rebuilt with the classes in `types`, else those this
+/// process registered or compacted.
 #[pyfunction]
-fn thaw(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+#[pyo3(signature = (value, *, types = None))]
+fn thaw(py: Python<'_>, value: &Bound<'_, PyAny>, types: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    let types = match types {
+        None => None,
+        Some(t) => {
+            let t = pyo3::types::PyTuple::new(py, t.try_iter()?.collect::<PyResult<Vec<_>>>()?)?;
+            for cls in t.iter() {
+                if !cls.is_instance_of::<pyo3::types::PyType>() {
+                    return Err(pyo3::exceptions::PyTypeError::new_err(format!("thaw(types=...) takes classes, got {}", cls.repr()?)));
+                }
+            }
+            Some(t.unbind())
+        }
+    };
     match view_parts(value) {
-        Some((region, node)) => thawing::thaw_value(py, region.get(), node.value()),
+        Some((region, node)) => thawing::thaw_with_types(py, region.get(), node.value(), types),
         None => Ok(value.clone().unbind()),
     }
 }
@@ -110,6 +137,9 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("CompactError", py.get_type::<CompactError>())?;
     m.add("FormatError", py.get_type::<FormatError>())?;
+    m.add("ThawError", py.get_type::<errors::ThawError>())?;
+    m.add_class::<record_view::RecordView>()?;
+    m.add_class::<number_list::NumberListView>()?;
     m.add("FORMAT_VERSION", bale_core::format::VERSION)?;
     m.add_class::<Region>()?;
     m.add_class::<views::ListView>()?;
@@ -120,6 +150,10 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compact, m)?)?;
     m.add_function(wrap_pyfunction!(thaw, m)?)?;
     m.add_function(wrap_pyfunction!(region_of, m)?)?;
+    m.add_function(wrap_pyfunction!(json::to_json, m)?)?;
+    m.add_function(wrap_pyfunction!(column::column, m)?)?;
+    m.add_function(wrap_pyfunction!(info::region_stats, m)?)?;
+    m.add_class::<streaming::Writer>()?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(announced_length, m)?)?;

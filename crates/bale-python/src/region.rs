@@ -65,8 +65,13 @@ pub struct Region {
 impl Region {
     /// Adopts `storage` after checking its header (O(1)), or everything when `verify`.
     pub fn adopt(py: Python<'_>, storage: Storage, verify: bool) -> PyResult<Region> {
-        let header = bale_core::parse_header(storage.all()).map_err(format_error)?;
         let len = storage.all().len();
+        Region::adopt_prefix(py, storage, len, verify)
+    }
+
+    /// Adopts the region in the first `len` bytes of `storage`.
+    pub fn adopt_prefix(py: Python<'_>, storage: Storage, len: usize, verify: bool) -> PyResult<Region> {
+        let header = bale_core::parse_header(storage.prefix(len)).map_err(format_error)?;
         let storage = Arc::new(storage);
         let lineage = Arc::new(Lineage {
             tail: Mutex::new(Tail { storage: storage.clone(), used: len }),
@@ -248,10 +253,21 @@ impl Region {
         self.len
     }
 
+    /// The region's type table: `(qualified name, kind, field names,
+    /// records)` for each record type its root reaches, in the order first
+    /// met. Walks the region (O(n)).
+    fn types<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+        let r = self.reader();
+        let root = self.root;
+        let types = py.detach(|| bale_core::stats::record_types(&r, root)).map_err(format_error)?;
+        crate::info::types_list(py, &types)
+    }
+
     /// Full check of structure and checksum; raises FormatError.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
         let buf = self.contiguous();
-        py.detach(|| bale_core::Region::new_verified(buf).map(|_| ())).map_err(format_error)
+        let report = py.detach(|| bale_core::Region::new(buf).and_then(|r| bale_core::verify_report(&r))).map_err(format_error)?;
+        crate::typed::check_arrays(py, &bale_core::Reader::with_flags(buf, self.flags), &report)
     }
 
     /// Writes the region to `path` atomically (temporary file, fsync, rename).

@@ -60,6 +60,20 @@ impl Storage {
         Storage { ptr, readable, capacity, _backing: Backing::Heap(bytes) }
     }
 
+    /// `bytes` at an address that is a multiple of 64 (numpy data lies at
+    /// offsets that are): as they are when already aligned, else copied
+    /// into fresh pages. Returns the storage and the region's length.
+    pub fn owned_aligned(bytes: Vec<u8>) -> std::io::Result<(Storage, usize)> {
+        let len = bytes.len();
+        if bytes.as_ptr() as usize % 64 == 0 {
+            return Ok((Storage::owned(bytes), len));
+        }
+        let fresh = Storage::reserve(len)?;
+        // Safety: `fresh` is new; nothing reads it yet.
+        unsafe { fresh.write(0, &bytes) };
+        Ok((fresh, len))
+    }
+
     pub fn mapped(map: memmap2::Mmap, file: std::fs::File) -> Storage {
         let (ptr, readable) = (map.as_ptr() as *mut u8, map.len());
         let file = MappedFile { file: std::sync::Arc::new(file), len: readable };

@@ -2,8 +2,11 @@
 //! the cyclic GC paused: the objects built here are all reachable from the
 //! result, so collecting during the build would only waste time.
 
+use bale_core::format::{SLOT_FALSE, SLOT_NONE, SLOT_TRUE, TAG_CONST, TAG_INT, TAG_MASK};
 use bale_core::hash::MAX_KEY_DEPTH;
-use bale_core::{Dict, Reader, Seq, Value};
+use std::rc::Rc;
+
+use bale_core::{Dict, Reader, Record, Seq, Value};
 use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 use rustc_hash::FxHashMap;
@@ -11,6 +14,8 @@ use rustc_hash::FxHashMap;
 use crate::convert::{malformed, owned, scalar};
 use crate::errors::format_error;
 use crate::region::Region;
+use crate::typed::Resolved;
+use pyo3::types::PyTuple;
 
 enum Frame {
     Seq { obj: *mut PyObject, seq: Seq, next: usize, list: bool },
@@ -28,7 +33,16 @@ struct Thaw<'a, 'py> {
     /// In regions with the SHARED flag: the object made for each container,
     /// so a container referenced twice is made once (and shared, as stored).
     memo: Option<FxHashMap<ContainerKey, *mut PyObject>>,
+    /// Classes given to `thaw(types=...)`, and the record types resolved so far.
+    types: Option<Py<PyTuple>>,
+    resolved: FxHashMap<usize, Rc<Resolved>>,
+    /// Records being rebuilt around the current one (each is made from its
+    /// thawed fields, one nested walk per level).
+    record_depth: usize,
 }
+
+/// Records nested deeper than this are refused by `thaw` (views read them at any depth).
+pub const MAX_RECORD_DEPTH: usize = 500;
 
 impl Drop for Thaw<'_, '_> {
     fn drop(&mut self) {
@@ -40,10 +54,26 @@ impl Drop for Thaw<'_, '_> {
 
 /// A deep native copy of `v`.
 pub fn thaw_value(py: Python<'_>, region: &Region, v: Value<'_>) -> PyResult<Py<PyAny>> {
+    thaw_with_types(py, region, v, None)
+}
+
+/// A deep native copy of `v`, records rebuilt with the classes of `types`
+/// first (then this process's registry).
+pub fn thaw_with_types(py: Python<'_>, region: &Region, v: Value<'_>, types: Option<Py<PyTuple>>) -> PyResult<Py<PyAny>> {
     // Made once per container, a valid region expands to at most one slot per word.
     let budget = region.buf().len() / 8 + 1;
     let memo = region.is_shared().then(FxHashMap::default);
-    let mut t = Thaw { py, r: region.reader(), budget, shape_keys: FxHashMap::default(), keys: Vec::new(), memo };
+    let mut t = Thaw {
+        py,
+        r: region.reader(),
+        budget,
+        shape_keys: FxHashMap::default(),
+        keys: Vec::new(),
+        memo,
+        types,
+        resolved: FxHashMap::default(),
+        record_depth: 0,
+    };
     unsafe {
         let gc_was_enabled = ffi::PyGC_Disable();
         let result = t.run(v);
@@ -80,7 +110,11 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     let mut i = *next;
                     while i < seq.len && child.is_none() {
                         self.spend()?;
-                        let (c, f) = self.make(self.r.seq_item(seq, i).map_err(format_error)?)?;
+                        let slot = self.r.seq_slot(seq, i).map_err(format_error)?;
+                        let (c, f) = match self.inline_scalar(slot)? {
+                            Some(c) => (c, None),
+                            None => self.make(self.r.decode(slot, seq.start).map_err(format_error)?)?,
+                        };
                         if list {
                             ffi::PyList_SET_ITEM(obj, i as ffi::Py_ssize_t, c);
                         } else {
@@ -100,7 +134,11 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     let mut i = *next;
                     while i < dict.len && child.is_none() {
                         self.spend()?;
-                        let (c, f) = self.make(self.r.dict_value(dict, i).map_err(format_error)?)?;
+                        let slot = self.r.word(dict.values + 8 * i).map_err(format_error)?;
+                        let (c, f) = match self.inline_scalar(slot)? {
+                            Some(c) => (c, None),
+                            None => self.make(self.r.decode(slot, dict.start).map_err(format_error)?)?,
+                        };
                         let rc = ffi::PyDict_SetItem(obj, self.keys[keys + i], c);
                         ffi::Py_DecRef(c);
                         if rc != 0 {
@@ -119,6 +157,30 @@ impl<'a, 'py> Thaw<'a, 'py> {
             stack.extend(child);
         }
         Ok(root)
+    }
+
+    /// The object of an INT or CONST slot, made without decoding a `Value`
+    /// (the common elements of trees and records).
+    #[inline(always)]
+    unsafe fn inline_scalar(&self, slot: u64) -> PyResult<Option<*mut PyObject>> {
+        let p = match slot & TAG_MASK {
+            TAG_INT => ffi::PyLong_FromLongLong((slot as i64) >> 3),
+            TAG_CONST => {
+                let p = match slot {
+                    SLOT_NONE => ffi::Py_None(),
+                    SLOT_TRUE => ffi::Py_True(),
+                    SLOT_FALSE => ffi::Py_False(),
+                    _ => return Ok(None),
+                };
+                ffi::Py_IncRef(p);
+                p
+            }
+            _ => return Ok(None),
+        };
+        if p.is_null() {
+            return Err(PyErr::fetch(self.py));
+        }
+        Ok(Some(p))
     }
 
     /// A new object for `v`; containers come back empty with the frame that fills them.
@@ -162,8 +224,55 @@ impl<'a, 'py> Thaw<'a, 'py> {
                 (obj, (dict.len > 0).then_some(Frame::Dict { obj, dict, keys, next: 0 }))
             }
             Value::Set(_) | Value::FrozenSet(_) => (self.key(v, 0)?, None),
+            Value::NumList(l) => {
+                let obj = owned(py, ffi::PyList_New(l.len as ffi::Py_ssize_t))?;
+                for i in 0..l.len {
+                    self.spend()?;
+                    let item = self.r.num_item(l, i).map_err(format_error)?;
+                    let p = scalar(py, &item).expect("numbers are scalars")?;
+                    ffi::PyList_SET_ITEM(obj.as_ptr(), i as ffi::Py_ssize_t, p);
+                }
+                (obj.into_ptr(), None)
+            }
+            Value::NdArray(a) => {
+                let data = pyo3::types::PyBytes::new(py, a.data);
+                let copy = crate::typed::ndarray_from_bytes(py, &data, &a)?;
+                (copy.into_ptr(), None)
+            }
+            Value::Record(rec) => (self.record(rec)?, None),
             _ => unreachable!("scalars are handled above"),
         })
+    }
+
+    /// An instance rebuilt from a record: its fields thawed first (a nested
+    /// walk), then the class made from them.
+    unsafe fn record(&mut self, rec: Record) -> PyResult<*mut PyObject> {
+        let res = match self.resolved.get(&rec.ty.start) {
+            Some(r) => r.clone(),
+            None => {
+                let r = Rc::new(crate::typed::resolve(self.py, &self.r, rec.ty, self.types.as_ref())?);
+                self.resolved.insert(rec.ty.start, r.clone());
+                r
+            }
+        };
+        if self.record_depth >= MAX_RECORD_DEPTH {
+            return Err(crate::errors::ThawError::new_err(format!(
+                "records nested more than {MAX_RECORD_DEPTH} deep cannot be thawed (read them through views)"
+            )));
+        }
+        self.record_depth += 1;
+        let values = (|| -> PyResult<Bound<'py, PyTuple>> {
+            let t = owned(self.py, ffi::PyTuple_New(rec.len as ffi::Py_ssize_t))?.into_bound(self.py);
+            for i in 0..rec.len {
+                self.spend()?;
+                let v = self.r.record_value(rec, i).map_err(format_error)?;
+                let p = self.run(v)?;
+                ffi::PyTuple_SET_ITEM(t.as_ptr(), i as ffi::Py_ssize_t, p.into_ptr());
+            }
+            Ok(t.cast_into_unchecked())
+        })();
+        self.record_depth -= 1;
+        Ok(crate::typed::build_record(self.py, &res, values?)?.into_ptr())
     }
 
     /// Index into `self.keys` of the key objects of `dict`'s shape.
@@ -243,6 +352,8 @@ pub fn container_key(v: &Value<'_>) -> ContainerKey {
         Value::Set(t) => (3, t.start, t.len),
         Value::FrozenSet(t) => (4, t.start, t.len),
         Value::Dict(d) => (5, d.start, d.len),
+        Value::NumList(l) => (6, l.start, l.len),
+        Value::Record(r) => (7, r.start, r.len),
         _ => NOT_A_CONTAINER,
     }
 }

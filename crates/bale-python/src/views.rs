@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bale_core::hash::{hash_i64, hash_value};
-use bale_core::{values_eq, Dict, Reader, Seq, Table, Value};
+use bale_core::{values_eq, Dict, NumList, Reader, Record, Seq, Table, Value};
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -28,6 +28,8 @@ pub enum Node {
     Set(Table),
     FrozenSet(Table),
     Dict(Dict),
+    NumList(NumList),
+    Record(Record),
 }
 
 impl Node {
@@ -38,6 +40,8 @@ impl Node {
             Node::Set(t) => Value::Set(t),
             Node::FrozenSet(t) => Value::FrozenSet(t),
             Node::Dict(d) => Value::Dict(d),
+            Node::NumList(l) => Value::NumList(l),
+            Node::Record(r) => Value::Record(r),
         }
     }
 }
@@ -57,6 +61,9 @@ pub fn value_to_py(py: Python<'_>, region: &Py<Region>, v: Value<'_>) -> PyResul
         Value::Dict(dict) => new_object(py, DictView { region, dict })?.into_any(),
         Value::Set(table) => new_object(py, SetView { region, table })?.into_any(),
         Value::FrozenSet(table) => new_object(py, FrozenSetView { region, table })?.into_any(),
+        Value::NumList(list) => untracked(Py::new(py, crate::number_list::NumberListView { region, list })?).into_any(),
+        Value::Record(rec) => crate::record_view::record_to_py(py, region, rec)?,
+        Value::NdArray(a) => crate::typed::ndarray_to_py(py, region.bind(py).as_any(), &a, false)?,
         _ => unreachable!("scalars are handled above"),
     })
 }
@@ -91,6 +98,14 @@ pub fn view_parts(obj: &Bound<'_, PyAny>) -> Option<(Py<Region>, Node)> {
     if let Ok(v) = obj.cast::<FrozenSetView>() {
         let v = v.get();
         return Some((v.region.clone_ref(obj.py()), Node::FrozenSet(v.table)));
+    }
+    if let Ok(v) = obj.cast::<crate::number_list::NumberListView>() {
+        let v = v.get();
+        return Some((v.region.clone_ref(obj.py()), Node::NumList(v.list)));
+    }
+    if let Ok(v) = obj.cast::<crate::record_view::RecordView>() {
+        let v = v.get();
+        return Some((v.region.clone_ref(obj.py()), Node::Record(v.rec)));
     }
     None
 }
@@ -143,11 +158,25 @@ pub fn find_in(region: &Region, table: Table, key: &Bound<'_, PyAny>) -> PyResul
         }
     }
     let found = with_stored(key, |kr, kv| {
-        let h = hash_value(kr, kv, 0).map_err(|_| unhashable(key))?;
-        r.find(table, h, |v| values_eq(kr, kv, &r, v)).map_err(format_error)
+        // Keys bale does not hash (decimals, records, ...) are found by Python equality.
+        let Ok(h) = hash_value(kr, kv, 0) else {
+            return Ok(None);
+        };
+        r.find(table, h, |v| values_eq(kr, kv, &r, v)).map_err(format_error).map(Some)
     })?;
     match found {
-        Some(f) => Ok(f),
+        Some(Some(f)) => Ok(f),
+        Some(None) => {
+            key.hash().map_err(|_| unhashable(key))?;
+            let py = key.py();
+            for i in 0..table.len {
+                let k = crate::thawing::thaw_value(py, region, r.table_item(table, i).map_err(format_error)?)?;
+                if k.bind(py).eq(key)? {
+                    return Ok(Some(i));
+                }
+            }
+            Ok(None)
+        }
         None => {
             key.hash()?;
             Ok(None)
@@ -173,7 +202,10 @@ fn elements_matching(
         let mut first = None;
         for i in start..stop {
             let e = r.seq_item(seq, i).map_err(format_error)?;
-            if values_eq(xr, xv, &r, e).map_err(format_error)? {
+            let Some(eq) = decided(values_eq(xr, xv, &r, e))? else {
+                return Ok(None);
+            };
+            if eq {
                 count += 1;
                 first.get_or_insert(i);
                 if first_only {
@@ -181,9 +213,9 @@ fn elements_matching(
                 }
             }
         }
-        Ok((count, first))
+        Ok(Some((count, first)))
     })?;
-    if let Some(res) = result {
+    if let Some(Some(res)) = result {
         return Ok(res);
     }
     // Not representable in a region: let Python equality decide.
@@ -291,6 +323,8 @@ fn comparable_native(node: Node, other: &Bound<'_, PyAny>) -> bool {
             Node::Tuple(_) => ffi::PyTuple_Check(p) != 0,
             Node::Dict(_) => ffi::PyDict_Check(p) != 0,
             Node::Set(_) | Node::FrozenSet(_) => ffi::PyAnySet_Check(p) != 0,
+            Node::NumList(_) => ffi::PyList_Check(p) != 0,
+            Node::Record(_) => true,
         }
     }
 }
@@ -323,9 +357,9 @@ fn richcmp(
                 };
                 thawed(py, region, node)?.bind(py).eq(other)?
             } else {
-                match with_stored(other, |or, ov| values_eq(&r, node.value(), or, ov).map_err(format_error))? {
-                    Some(eq) => eq,
-                    None => thawed(py, region, node)?.bind(py).eq(other)?,
+                match with_stored(other, |or, ov| decided(values_eq(&r, node.value(), or, ov)))? {
+                    Some(Some(eq)) => eq,
+                    _ => thawed(py, region, node)?.bind(py).eq(other)?,
                 }
             };
             Ok((eq == matches!(op, CompareOp::Eq)).into_pyobject(py)?.to_owned().into_any().unbind())
@@ -349,8 +383,51 @@ fn reduce<'py>(py: Python<'py>, view: &Bound<'py, PyAny>) -> PyResult<(Bound<'py
     Ok((bale.getattr("_root_of")?, (region,)))
 }
 
+/// `values_eq`'s answer, or `None` when only Python can decide it.
+pub fn decided(r: bale_core::Result<bool>) -> PyResult<Option<bool>> {
+    match r {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.message == bale_core::equality::UNDECIDED => Ok(None),
+        Err(e) => Err(format_error(e)),
+    }
+}
+
 fn repr(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<String> {
-    Ok(thawed(py, region, node)?.bind(py).repr()?.to_string())
+    match thawed(py, region, node) {
+        Ok(native) => Ok(native.bind(py).repr()?.to_string()),
+        // Records whose class is unknown here print through their views.
+        Err(e) if e.is_instance_of::<crate::errors::ThawError>(py) => view_repr(py, region, node),
+        Err(e) => Err(e),
+    }
+}
+
+/// The repr of a container built from the reprs of its items as views.
+fn view_repr(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<String> {
+    let r = region.get().reader();
+    let item = |v: Value<'_>| -> PyResult<String> { Ok(value_to_py(py, region, v)?.bind(py).repr()?.to_string()) };
+    let join = |parts: Vec<String>| parts.join(", ");
+    Ok(match node {
+        Node::List(s) | Node::Tuple(s) => {
+            let parts = (0..s.len).map(|i| item(r.seq_item(s, i).map_err(format_error)?)).collect::<PyResult<Vec<_>>>()?;
+            if matches!(node, Node::List(_)) {
+                format!("[{}]", join(parts))
+            } else if s.len == 1 {
+                format!("({},)", parts[0])
+            } else {
+                format!("({})", join(parts))
+            }
+        }
+        Node::Dict(d) => {
+            let mut parts = Vec::with_capacity(d.len);
+            for i in 0..d.len {
+                let k = item(r.dict_key(d, i).map_err(format_error)?)?;
+                parts.push(format!("{k}: {}", item(r.dict_value(d, i).map_err(format_error)?)?));
+            }
+            format!("{{{}}}", join(parts))
+        }
+        Node::Record(rec) => crate::record_view::record_repr(py, region, rec)?,
+        _ => thawed(py, region, node)?.bind(py).repr()?.to_string(),
+    })
 }
 
 fn index_arg(key: &Bound<'_, PyAny>, len: usize, what: &str) -> PyResult<usize> {
@@ -369,7 +446,7 @@ fn index_arg(key: &Bound<'_, PyAny>, len: usize, what: &str) -> PyResult<usize> 
     Ok(j as usize)
 }
 
-fn seq_getitem(py: Python<'_>, region: &Py<Region>, seq: Seq, key: &Bound<'_, PyAny>, tuple: bool) -> PyResult<Py<PyAny>> {
+pub(crate) fn seq_getitem(py: Python<'_>, region: &Py<Region>, seq: Seq, key: &Bound<'_, PyAny>, tuple: bool) -> PyResult<Py<PyAny>> {
     let what = if tuple { "tuple" } else { "list" };
     let r = region.get().reader();
     unsafe {
@@ -410,7 +487,7 @@ fn seq_getitem(py: Python<'_>, region: &Py<Region>, seq: Seq, key: &Bound<'_, Py
 /// elements of a set or the keys of a dict (whose slots read the same way).
 #[pyclass(frozen, module = "bale")]
 pub struct SequenceIterator {
-    region: Py<Region>,
+    pub(crate) region: Py<Region>,
     seq: Seq,
     next: AtomicUsize,
     reverse: bool,
@@ -519,7 +596,7 @@ static ITEMS_VIEW: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 /// never looks keys up, so it reads every entry of any readable dict.
 #[pyclass(frozen, module = "bale")]
 pub struct DictIterator {
-    region: Py<Region>,
+    pub(crate) region: Py<Region>,
     dict: Dict,
     next: AtomicUsize,
     items: bool,

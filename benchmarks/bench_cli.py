@@ -1,0 +1,131 @@
+"""The command line and native paths: streaming conversion, to_json, column.
+
+    python benchmarks/bench_cli.py [--gb 1.0] [--quick] [--no-report]
+
+1. Converts a generated JSON Lines file of at least ``--gb`` GB with
+   ``bale convert`` in a child process: wall time, throughput and the
+   child's peak RSS (``getrusage(RUSAGE_CHILDREN)``), then opens the result
+   and checks it holds every line in order.
+2. ``bale.to_json(view)`` against ``orjson.dumps(bale.thaw(view))`` on each
+   file of ``../shared/data/json``.
+3. ``bale.column(records, "user_id")`` against a Python loop over the
+   views, a loop over native dicts, and pyarrow (``Table.from_pylist`` of
+   the native records, and ``column().to_numpy()`` of a prepared table).
+
+Writes the section "Command line and native paths" of benchmarks/REPORT.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import bale
+import common
+from common import best
+from bale._datagen import tweets
+from bale._fmt import duration as fmt_time
+
+CORPUS = pathlib.Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "json"
+
+
+
+def write_jsonl(path: str, target_bytes: int) -> int:
+    """Tweet-like records with a text field, until the file is big enough."""
+    n = 0
+    with open(path, "w") as f:
+        while f.tell() < target_bytes:
+            chunk = tweets(50_000, seed=n)
+            f.write("".join(json.dumps({"id": n + i, **t, "text": "lorem ipsum " * 12}) + "\n" for i, t in enumerate(chunk)))
+            n += len(chunk)
+    return n
+
+
+def convert_section(gb: float, rows: list) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "big.jsonl")
+        dst = os.path.join(d, "big.bale")
+        print(f"writing {gb} GB of JSON Lines ...", flush=True)
+        n = write_jsonl(src, int(gb * 1e9))
+        size = os.path.getsize(src)
+        t0 = time.perf_counter()
+        p = subprocess.run([sys.executable, "-m", "bale", "convert", src, dst], capture_output=True, text=True)
+        elapsed = time.perf_counter() - t0
+        if p.returncode != 0:
+            raise SystemExit(p.stderr)
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+        t0 = time.perf_counter()
+        r = bale.open(dst)
+        t_open = time.perf_counter() - t0
+        ids = bale.column(r.root, "id")
+        in_order = len(r.root) == n and bool((ids == range(n)).all())
+        if not in_order:
+            raise SystemExit("converted file does not hold every line in order")
+        rows.append(("bale convert, JSON Lines", f"{size / 1e9:.2f} GB, {n:,} lines", fmt_time(elapsed),
+                     f"{size / elapsed / 1e6:,.0f} MB/s", f"peak RSS {peak / 1e6:,.0f} MB (target < 300 MB)"))
+        rows.append(("bale.open of the result", f"{os.path.getsize(dst) / 1e9:.2f} GB", fmt_time(t_open), "",
+                     "every line present, in order"))
+
+
+def to_json_section(rows: list) -> None:
+    import orjson
+
+    for path in sorted(CORPUS.glob("*.json")):
+        value = json.loads(path.read_text(encoding="utf-8"))
+        view = bale.compact(value).root
+        t_bale = best(lambda: bale.to_json(view))
+        t_orjson = best(lambda: orjson.dumps(bale.thaw(view)))
+        t_native = best(lambda: orjson.dumps(value))
+        rows.append((f"to_json, {path.name}", f"{path.stat().st_size / 1e6:.2f} MB", fmt_time(t_bale),
+                     f"orjson(thaw): {fmt_time(t_orjson)} ({t_orjson / t_bale:.1f}x slower)",
+                     f"orjson on natives: {fmt_time(t_native)}"))
+
+
+def column_section(n: int, rows: list) -> None:
+    import pyarrow as pa
+
+    data = tweets(n)
+    root = bale.compact(data).root
+    table = pa.Table.from_pylist(data)
+    t_col = best(lambda: bale.column(root, "user_id"))
+    t_views = best(lambda: [r["user_id"] for r in root], 3)
+    t_native = best(lambda: [r["user_id"] for r in data], 3)
+    t_from = best(lambda: pa.Table.from_pylist(data).column("user_id"), 3)
+    t_arrow = best(lambda: table.column("user_id").to_numpy())
+    rows.append((f"column(records, 'user_id'), {n:,} records", "int64 numpy array", fmt_time(t_col),
+                 f"loop over views {fmt_time(t_views)}; over natives {fmt_time(t_native)}",
+                 f"pyarrow from_pylist {fmt_time(t_from)}; prepared table to_numpy {fmt_time(t_arrow)}"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gb", type=float, help="size of the JSON Lines file to convert (default 1.0; 0.05 with --quick)")
+    ap.add_argument("--quick", action="store_true", help="a 0.05 GB file and 100k records")
+    ap.add_argument("--no-report", action="store_true")
+    args = ap.parse_args(argv)
+    gb = args.gb if args.gb is not None else (0.05 if args.quick else 1.0)
+    rows: list = []
+    convert_section(gb, rows)
+    to_json_section(rows)
+    column_section(100_000 if args.quick else 1_000_000, rows)
+    lines = common.table(["measure", "input", "time", "against", "notes"], ["l", "r", "r", "l", "l"], rows)
+    print("\n".join(lines))
+    if not args.no_report:
+        common.write_section("Command line and native paths", [
+            f"`python benchmarks/bench_cli.py{' --quick' if args.quick else ''}`: times are best of 3-5 runs "
+            "(the conversion: one run); peak RSS is the converting child's maximum resident set.",
+            "",
+            *lines,
+        ])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,94 @@
+//! Typed kinds written with `Builder` and read back: records and their
+//! types, number lists, numpy arrays, typed scalars; and the refusals that
+//! keep malformed ones out.
+
+use bale_core::format::*;
+use bale_core::hash::hash_str_units;
+use bale_core::typed::{pack_date, Date};
+use bale_core::{verify_report, Builder, Region, Value};
+
+fn record_region(flavor: u64) -> Vec<u8> {
+    let mut b = Builder::new();
+    let name = b.str_utf8("shop.Order");
+    let fields = [b.str_utf8("id"), b.str_utf8("items")];
+    let hashes = [hash_str_units(b"id"), hash_str_units(b"items")];
+    let ty = b.rec_type(flavor, name, &fields, &hashes);
+    let items = b.num_list(true, &[1.5f64.to_bits(), (-2.0f64).to_bits()]);
+    let r1 = b.record(ty, &[make_int_slot(7).unwrap(), items]);
+    let r2 = b.record(ty, &[make_int_slot(8).unwrap(), SLOT_NONE]);
+    let root = b.seq(false, &[r1, r2]);
+    b.finish(root)
+}
+
+#[test]
+fn records_share_one_type_and_find_fields_by_name() {
+    let bytes = record_region(FLAVOR_DATACLASS);
+    let region = Region::new_verified(&bytes).unwrap();
+    let r = region.reader;
+    let Value::List(list) = region.root().unwrap() else { panic!("a list") };
+    let (Value::Record(a), Value::Record(b)) = (r.seq_item(list, 0).unwrap(), r.seq_item(list, 1).unwrap()) else {
+        panic!("records")
+    };
+    assert_eq!(a.ty, b.ty);
+    assert_eq!(r.type_name(a.ty).unwrap().to_string_lossy(), "shop.Order");
+    let i = r.find_str(a.ty.fields, Width::Ascii, b"items").unwrap().unwrap();
+    let Value::NumList(items) = r.record_value(a, i).unwrap() else { panic!("a number list") };
+    assert!(items.float && items.len == 2);
+    assert!(matches!(r.num_item(items, 1).unwrap(), Value::Float(f) if f == -2.0));
+    assert!(r.find_str(a.ty.fields, Width::Ascii, b"nope").unwrap().is_none());
+    let stats = bale_core::stats::region_stats(&r, region.header.root).unwrap();
+    assert_eq!(stats.types.len(), 1);
+    assert_eq!((stats.types[0].count, &stats.types[0].fields[..]), (2, &["id".to_string(), "items".to_string()][..]));
+}
+
+#[test]
+fn an_unknown_flavor_is_refused() {
+    let bytes = record_region(FLAVOR_MAX + 1);
+    let e = Region::new_verified(&bytes).unwrap_err();
+    assert!(e.message.contains("flavor"), "{e}");
+}
+
+#[test]
+fn arrays_are_aligned_and_their_sizes_agree() {
+    let mut b = Builder::new();
+    let s = b.str_utf8("x"); // pushes the array data off 64 alignment first
+    let data: Vec<u8> = (0..24u8).collect();
+    let a = b.ndarray(&data, 4, 0, &[2, 3], "<i4");
+    let root = b.seq(true, &[s, a]);
+    let bytes = b.finish(root);
+    let region = Region::new(&bytes).unwrap();
+    let report = verify_report(&region).unwrap();
+    assert_eq!(report.array_types.len(), 1);
+    assert_eq!(report.array_types[0].dtype, "<i4");
+    let Value::Tuple(t) = region.root().unwrap() else { panic!("a tuple") };
+    let Value::NdArray(arr) = region.reader.seq_item(t, 1).unwrap() else { panic!("an array") };
+    assert_eq!(arr.data_off % 64, 0);
+    assert_eq!(arr.data, &data[..]);
+    assert_eq!((arr.ndim(), arr.dim(0), arr.dim(1)), (2, 2, 3));
+
+    // A shape that does not match the byte count is refused.
+    let mut b = Builder::new();
+    let a = b.ndarray(&data, 8, 0, &[2, 3], "<i8");
+    let bytes = b.finish(a);
+    let e = Region::new_verified(&bytes).unwrap_err();
+    assert!(e.message.contains("byte count"), "{e}");
+}
+
+#[test]
+fn typed_scalars_are_checked() {
+    let mut b = Builder::new();
+    let ok = b.ext(KIND_DATE, pack_date(Date { year: 2024, month: 2, day: 29 }), &[]);
+    let bytes = b.finish(ok);
+    Region::new_verified(&bytes).unwrap();
+    let mut b = Builder::new();
+    let bad = b.ext(KIND_DATE, pack_date(Date { year: 2023, month: 2, day: 29 }), &[]);
+    let bytes = b.finish(bad);
+    let e = Region::new_verified(&bytes).unwrap_err();
+    assert!(e.message.contains("invalid date"), "{e}");
+
+    for (text, good) in [("-1.5E+3", true), ("1e5", false), ("NaN", true), ("", false)] {
+        let mut b = Builder::new();
+        let d = b.ext(KIND_DECIMAL, text.len() as u64, text.as_bytes());
+        assert_eq!(Region::new_verified(&b.finish(d)).is_ok(), good, "{text:?}");
+    }
+}

@@ -1,0 +1,110 @@
+//! `bale.column`: one field of every record of a list, in one native pass.
+
+use bale_core::{Reader, Value};
+use pyo3::exceptions::{PyKeyError, PyTypeError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use crate::errors::format_error;
+use crate::views::{find_in, value_to_py, view_parts, Node};
+
+enum Numbers {
+    Ints(Vec<i64>),
+    Floats(Vec<f64>),
+}
+
+/// Field `key` of every dict in a list or tuple view: a numpy array when
+/// every value is an int (int64) or every value is a number (float64), and
+/// numpy is installed; a list of values otherwise.
+#[pyfunction]
+pub fn column(py: Python<'_>, records: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let Some((region, node)) = view_parts(records) else {
+        return Err(PyTypeError::new_err(format!(
+            "column() takes a list or tuple view of a region, not {}",
+            records.get_type().name()?
+        )));
+    };
+    let seq = match node {
+        Node::List(s) | Node::Tuple(s) => s,
+        _ => return Err(PyTypeError::new_err("column() takes a list or tuple view (of dicts)")),
+    };
+    let reg = region.get();
+    let r: Reader<'_> = reg.reader();
+    // Where the key sits in each shape met so far (records mostly share one).
+    let mut last_shape: Option<(usize, usize)> = None;
+    let mut slots: Vec<(u64, usize)> = Vec::with_capacity(seq.len);
+    for i in 0..seq.len {
+        let d = match r.seq_item(seq, i).map_err(format_error)? {
+            Value::Dict(d) => d,
+            _ => return Err(PyTypeError::new_err(format!("column(): item {i} is not a dict"))),
+        };
+        let at = match last_shape {
+            Some((shape, at)) if shape == d.shape.start => at,
+            _ => {
+                let at = find_in(reg, d.shape, key)?
+                    .ok_or_else(|| PyKeyError::new_err(format!("column(): item {i} has no key {}", key.repr().map(|r| r.to_string()).unwrap_or_default())))?;
+                last_shape = Some((d.shape.start, at));
+                at
+            }
+        };
+        slots.push((r.word(d.values + 8 * at).map_err(format_error)?, d.start));
+    }
+    if let Some(nums) = numbers(&r, &slots)? {
+        if let Some(array) = to_numpy(py, nums)? {
+            return Ok(array);
+        }
+    }
+    let out = PyList::empty(py);
+    for &(slot, limit) in &slots {
+        out.append(value_to_py(py, &region, r.decode(slot, limit).map_err(format_error)?)?)?;
+    }
+    Ok(out.into_any().unbind())
+}
+
+/// The values as numbers, if they all are ints (in i64) or all numbers.
+fn numbers(r: &Reader<'_>, slots: &[(u64, usize)]) -> PyResult<Option<Numbers>> {
+    let mut ints = Vec::with_capacity(slots.len());
+    let mut floats: Option<Vec<f64>> = None;
+    for &(slot, limit) in slots {
+        match r.decode(slot, limit).map_err(format_error)? {
+            Value::Int(i) => match &mut floats {
+                Some(f) => f.push(i as f64),
+                None => ints.push(i),
+            },
+            Value::Float(x) => {
+                let f = floats.get_or_insert_with(|| ints.iter().map(|&i| i as f64).collect());
+                f.push(x);
+            }
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(match floats {
+        Some(f) => Numbers::Floats(f),
+        None => Numbers::Ints(ints),
+    }))
+}
+
+/// A numpy array of the numbers; `None` when numpy is not installed.
+fn to_numpy(py: Python<'_>, nums: Numbers) -> PyResult<Option<Py<PyAny>>> {
+    let Ok(np) = py.import("numpy") else {
+        return Ok(None);
+    };
+    let (n, dtype, bytes): (usize, &str, Vec<u8>) = match nums {
+        Numbers::Ints(v) => (v.len(), "int64", v.iter().flat_map(|x| x.to_ne_bytes()).collect()),
+        Numbers::Floats(v) => (v.len(), "float64", v.iter().flat_map(|x| x.to_ne_bytes()).collect()),
+    };
+    let array = np.call_method1("empty", (n, dtype))?;
+    // Fill the new array through its buffer: one copy, no Python objects.
+    unsafe {
+        let mut view: ffi::Py_buffer = std::mem::zeroed();
+        if ffi::PyObject_GetBuffer(array.as_ptr(), &mut view, ffi::PyBUF_WRITABLE | ffi::PyBUF_C_CONTIGUOUS) != 0 {
+            return Err(PyErr::fetch(py));
+        }
+        if view.len as usize == bytes.len() {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), view.buf as *mut u8, bytes.len());
+        }
+        ffi::PyBuffer_Release(&mut view);
+    }
+    Ok(Some(array.unbind()))
+}

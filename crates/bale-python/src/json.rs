@@ -1,0 +1,36 @@
+//! `bale.to_json`: JSON text straight from a region (see `bale_core::json`).
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::compactor::compact_scratch;
+use crate::errors::FormatError;
+use crate::region::Region;
+use crate::views::view_parts;
+
+/// The JSON text of a view, a region's root, or any value bale can compact.
+#[pyfunction]
+pub fn to_json<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    let mut out = Vec::new();
+    let result = if let Ok(region) = value.cast::<Region>() {
+        let reg = region.get();
+        let r = reg.reader();
+        let root = reg.root_value()?;
+        py.detach(|| bale_core::json::to_json(&r, root, &mut out))
+    } else if let Some((region, node)) = view_parts(value) {
+        let reg = region.get();
+        let r = reg.reader();
+        py.detach(|| bale_core::json::to_json(&r, node.value(), &mut out))
+    } else {
+        let (bytes, slot) = compact_scratch(py, value)?;
+        let r = bale_core::Reader::new(&bytes);
+        let v = r.decode(slot, bytes.len()).map_err(crate::errors::format_error)?;
+        bale_core::json::to_json(&r, v, &mut out)
+    };
+    match result {
+        Ok(()) => Ok(PyBytes::new(py, &out)),
+        Err(e) if e.malformed => Err(FormatError::new_err(e.to_string())),
+        Err(e) => Err(PyValueError::new_err(e.to_string())),
+    }
+}

@@ -1,0 +1,274 @@
+//! `bale.Writer`: a region built on disk item by item.
+//!
+//! Each item is compacted on its own, with offsets of where it lands in the
+//! file, and written out at once: memory holds one item plus a slot per
+//! item (and, for a dict root, its keys). Dict key sequences are shared
+//! across items by content. Closing writes the root container, then the
+//! header with the checksum of the whole file, fsyncs and renames the
+//! temporary file into place; until then nothing exists at the path.
+
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use bale_core::format::{HEADER_LEN, OFF_CHECKSUM, SLOT_EMPTY_LIST};
+use bale_core::{header_bytes, Builder, ChecksumStream};
+use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use rustc_hash::FxHashMap;
+
+use crate::compactor::Compactor;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Root {
+    Unset,
+    List,
+    Dict,
+}
+
+struct Open {
+    file: BufWriter<File>,
+    tmp: PathBuf,
+    pos: usize,
+    root: Root,
+    /// Slots of the list items, or of the dict values.
+    slots: Vec<u64>,
+    keys: Vec<u64>,
+    hashes: Vec<u64>,
+    shapes: FxHashMap<Box<[u8]>, u64>,
+    flags: u32,
+}
+
+/// Builds a region file item by item: `append(value)` for a list root,
+/// `w[key] = value` for a dict root. Use as a context manager: leaving the
+/// block by an exception removes the partial file.
+#[pyclass(module = "bale", name = "Writer")]
+pub struct Writer {
+    path: PathBuf,
+    state: Option<Open>,
+    key_index: Py<PyDict>,
+    done: bool,
+}
+
+fn io_err(path: &Path, e: std::io::Error) -> PyErr {
+    pyo3::exceptions::PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string(), path.to_string_lossy().into_owned()))
+}
+
+impl Writer {
+    fn open_state(&mut self) -> PyResult<&mut Open> {
+        match self.state.as_mut() {
+            Some(s) => Ok(s),
+            None => Err(PyValueError::new_err(if self.done {
+                "the writer is closed"
+            } else {
+                "the writer was aborted"
+            })),
+        }
+    }
+
+    /// Compacts `value` at the end of the file; returns its slot.
+    fn put(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let st = self.open_state()?;
+        let mut c = Compactor::new(py, 0).at_offset(st.pos);
+        c.shapes_by_content = Some(std::mem::take(&mut st.shapes));
+        let result = c.run(value);
+        st.shapes = c.shapes_by_content.take().unwrap_or_default();
+        let slot = result?;
+        st.flags |= c.flags();
+        write_bytes(st, c.builder.new_bytes()).map_err(|e| io_err(&self.path, e))?;
+        Ok(slot)
+    }
+
+    fn root(&mut self, want: Root) -> PyResult<()> {
+        let st = self.open_state()?;
+        match st.root {
+            Root::Unset => st.root = want,
+            r if r == want => {}
+            Root::List => return Err(PyTypeError::new_err("this writer's root is a list: use append(), not w[key] = value")),
+            Root::Dict => return Err(PyTypeError::new_err("this writer's root is a dict: use w[key] = value, not append()")),
+        }
+        Ok(())
+    }
+
+    fn abort_file(&mut self) {
+        if let Some(st) = self.state.take() {
+            drop(st.file);
+            let _ = std::fs::remove_file(&st.tmp);
+        }
+    }
+
+    fn finish(&mut self) -> PyResult<()> {
+        let mut st = match self.state.take() {
+            Some(st) => st,
+            None => return Ok(()),
+        };
+        let path = self.path.clone();
+        let tmp = st.tmp.clone();
+        let target = path.clone();
+        let result = (move || -> std::io::Result<()> {
+            let mut b = Builder::continuing(st.pos, 8 * st.slots.len() + 64);
+            let root = match st.root {
+                Root::Unset => SLOT_EMPTY_LIST,
+                Root::List => b.seq(false, &st.slots),
+                Root::Dict => {
+                    let shape = b.shape(&st.keys, &st.hashes);
+                    b.dict(shape, &st.slots)
+                }
+            };
+            write_bytes(&mut st, b.new_bytes())?;
+            let total = st.pos as u64;
+            let mut header = header_bytes(total, root, st.flags);
+            let mut file = st.file.into_inner().map_err(|e| e.into_error())?;
+            file.seek(SeekFrom::Start(0))?;
+            file.write_all(&header)?;
+            // The checksum covers the header and everything after it.
+            let mut sum = ChecksumStream::new(&header);
+            file.seek(SeekFrom::Start(HEADER_LEN as u64))?;
+            let mut buf = vec![0u8; 1 << 20];
+            loop {
+                let n = file.read(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                sum.update(&buf[..n]);
+            }
+            header[OFF_CHECKSUM..OFF_CHECKSUM + 8].copy_from_slice(&sum.finish().to_le_bytes());
+            file.seek(SeekFrom::Start(OFF_CHECKSUM as u64))?;
+            file.write_all(&header[OFF_CHECKSUM..OFF_CHECKSUM + 8])?;
+            file.sync_all()?;
+            drop(file);
+            std::fs::rename(&st.tmp, &target)?;
+            if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
+                if let Ok(d) = File::open(dir) {
+                    let _ = d.sync_all();
+                }
+            }
+            Ok(())
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        self.done = true;
+        result.map_err(|e| io_err(&path, e))
+    }
+}
+
+fn write_bytes(st: &mut Open, bytes: &[u8]) -> std::io::Result<()> {
+    st.file.write_all(bytes)?;
+    st.pos += bytes.len();
+    Ok(())
+}
+
+#[pymethods]
+impl Writer {
+    #[new]
+    fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = path.file_name().ok_or_else(|| PyValueError::new_err(format!("{}: not a file path", path.display())))?;
+        let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+        let tmp = dir.join(format!(".{}.{}-{}.partial", name.to_string_lossy(), std::process::id(), nonce));
+        let file = std::fs::OpenOptions::new().write(true).read(true).create_new(true).open(&tmp).map_err(|e| io_err(&path, e))?;
+        let mut file = BufWriter::with_capacity(1 << 20, file);
+        // Room for the header, written last.
+        file.write_all(&[0u8; HEADER_LEN]).map_err(|e| io_err(&path, e))?;
+        Ok(Writer {
+            path,
+            state: Some(Open {
+                file,
+                tmp,
+                pos: HEADER_LEN,
+                root: Root::Unset,
+                slots: Vec::new(),
+                keys: Vec::new(),
+                hashes: Vec::new(),
+                shapes: FxHashMap::default(),
+                flags: 0,
+            }),
+            key_index: PyDict::new(py).unbind(),
+            done: false,
+        })
+    }
+
+    /// Adds `value` as the next item of a list root.
+    fn append(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.root(Root::List)?;
+        let slot = self.put(py, value)?;
+        self.open_state()?.slots.push(slot);
+        Ok(())
+    }
+
+    /// Adds `key: value` to a dict root (each key once).
+    fn __setitem__(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.root(Root::Dict)?;
+        let index = self.key_index.clone_ref(py).into_bound(py);
+        if index.contains(key)? {
+            return Err(PyKeyError::new_err(format!(
+                "{}: key {} was already written (a streamed dict takes each key once)",
+                self.path.display(),
+                key.repr()?
+            )));
+        }
+        let st = self.open_state()?;
+        let mut c = Compactor::new(py, 0).at_offset(st.pos);
+        let (kslot, khash) = c.run_key(key)?;
+        write_bytes(st, c.builder.new_bytes()).map_err(|e| io_err(&self.path, e))?;
+        let vslot = self.put(py, value)?;
+        let st = self.open_state()?;
+        st.keys.push(kslot);
+        st.hashes.push(khash);
+        st.slots.push(vslot);
+        index.set_item(key, st.slots.len())?;
+        Ok(())
+    }
+
+    /// Items written so far.
+    fn __len__(&self) -> usize {
+        self.state.as_ref().map_or(0, |s| s.slots.len())
+    }
+
+    /// Bytes written so far.
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.state.as_ref().map_or(0, |s| s.pos)
+    }
+
+    /// Finishes the file and moves it into place (atomically).
+    fn close(&mut self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.finish())
+    }
+
+    /// Discards everything written: nothing is left at the path.
+    fn abort(&mut self) {
+        self.abort_file();
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __exit__(
+        &mut self,
+        py: Python<'_>,
+        exc_type: Option<&Bound<'_, PyAny>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        if exc_type.is_some() {
+            self.abort_file();
+        } else {
+            self.close(py)?;
+        }
+        Ok(false)
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        // Never closed: leave nothing behind.
+        self.abort_file();
+    }
+}

@@ -1,0 +1,370 @@
+"""The commands of ``bale`` (parsing lives in ``bale.__main__``).
+
+Each command raises ``CommandError`` (or a bale/OS error) with a message
+naming the file and the problem; ``__main__`` prints it as one line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+import time
+from typing import IO, Any
+
+import bale
+
+FORMATS = {
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".msgpack": "msgpack",
+    ".mpk": "msgpack",
+    ".csv": "csv",
+    ".pkl": "pickle",
+    ".pickle": "pickle",
+}
+
+
+class CommandError(Exception):
+    """A problem with the command's input, reported as one line."""
+
+
+# --- progress -----------------------------------------------------------------
+
+
+class Progress:
+    """A progress line on stderr with throughput and ETA, only on a terminal."""
+
+    def __init__(self, label: str, total: int | None) -> None:
+        self.label, self.total = label, total
+        self.enabled = sys.stderr.isatty()
+        self.start = self.last = time.monotonic()
+
+    def update(self, done: int, items: int | None = None) -> None:
+        now = time.monotonic()
+        if not self.enabled or now - self.last < 0.2:
+            return
+        self.last = now
+        rate = done / max(now - self.start, 1e-9)
+        parts = [f"{self.label}: {done / 1e6:,.1f} MB", f"{rate / 1e6:,.1f} MB/s"]
+        if items is not None:
+            parts.append(f"{items:,} items")
+        if self.total:
+            parts.insert(1, f"{100 * done / self.total:5.1f}%")
+            parts.append(f"ETA {max(self.total - done, 0) / max(rate, 1):,.0f} s")
+        sys.stderr.write("\r" + ", ".join(parts) + " " * 4)
+        sys.stderr.flush()
+
+    def run(self, work: Any, nbytes: int) -> Any:
+        """Runs ``work()`` (which releases the GIL) on a thread, showing the
+        elapsed time meanwhile; on a terminal, ends with its throughput."""
+        if not self.enabled:
+            return work()
+        import threading
+
+        result: list[Any] = []
+
+        def target() -> None:
+            try:
+                result.append((True, work()))
+            except BaseException as e:  # re-raised below, in the caller's thread
+                result.append((False, e))
+
+        t = threading.Thread(target=target, daemon=True)
+        t.start()
+        while t.is_alive():
+            t.join(0.2)
+            elapsed = time.monotonic() - self.start
+            sys.stderr.write(f"\r{self.label}: {nbytes / 1e6:,.1f} MB, {elapsed:,.1f} s elapsed" + " " * 4)
+            sys.stderr.flush()
+        ok, value = result[0]
+        if not ok:
+            raise value
+        elapsed = max(time.monotonic() - self.start, 1e-9)
+        sys.stderr.write(f"\r{self.label}: {nbytes / 1e6:,.1f} MB in {elapsed:,.1f} s ({nbytes / elapsed / 1e6:,.0f} MB/s)\n")
+        return value
+
+    def finish(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r" + " " * 79 + "\r")
+            sys.stderr.flush()
+
+
+# --- convert ------------------------------------------------------------------
+
+
+def input_format(path: str, given: str | None) -> str:
+    if given:
+        return given
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in FORMATS:
+        raise CommandError(f"{path}: cannot tell the format from the extension {ext or '(none)'!r}; use --from")
+    return FORMATS[ext]
+
+
+def convert(src: str, dst: str, fmt: str | None, unsafe_pickle: bool) -> str:
+    """Converts ``src`` to a region file ``dst``; returns a one-line summary."""
+    fmt = input_format(src, fmt)
+    if fmt == "pickle" and not unsafe_pickle:
+        raise CommandError(f"{src}: reading pickle runs code from the file; pass --unsafe-pickle if you trust it")
+    size = os.path.getsize(src)
+    progress = Progress(f"converting {os.path.basename(src)}", size)
+    try:
+        if fmt == "jsonl":
+            count = _convert_lines(src, dst, progress)
+        elif fmt == "csv":
+            count = _convert_csv(src, dst, progress)
+        else:
+            value = _read_whole(src, fmt)
+            bale.compact(value).save(dst)
+            count = len(value) if isinstance(value, (list, dict)) else 1
+    finally:
+        progress.finish()
+    return f"{dst}: {count:,} items, {os.path.getsize(dst):,} bytes (from {size:,} bytes of {fmt})"
+
+
+def _read_whole(src: str, fmt: str) -> Any:
+    with open(src, "rb") as f:
+        data = f.read()
+    if fmt == "json":
+        try:
+            return json.loads(data)
+        except json.JSONDecodeError as e:
+            raise CommandError(f"{src}: line {e.lineno} column {e.colno}: malformed JSON ({e.msg})") from None
+        except UnicodeDecodeError as e:
+            raise CommandError(f"{src}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    if fmt == "msgpack":
+        try:
+            import msgspec
+        except ImportError:
+            raise CommandError("reading MessagePack needs msgspec (pip install msgspec)") from None
+        try:
+            return msgspec.msgpack.decode(data)
+        except msgspec.DecodeError as e:
+            raise CommandError(f"{src}: malformed MessagePack ({e})") from None
+    if fmt == "pickle":
+        import pickle
+
+        return pickle.loads(data)
+    raise CommandError(f"{src}: unknown format {fmt!r}")
+
+
+def _convert_lines(src: str, dst: str, progress: Progress) -> int:
+    count = 0
+    with open(src, "rb") as f, bale.Writer(dst) as w:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                w.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise CommandError(f"{src}: line {lineno}: malformed JSON ({e.msg} at column {e.colno})") from None
+            except UnicodeDecodeError as e:
+                raise CommandError(f"{src}: line {lineno}: not UTF-8 text ({e.reason})") from None
+            count += 1
+            if count % 4096 == 0:
+                progress.update(f.tell(), count)
+    return count
+
+
+def _number_or_text(text: str) -> Any:
+    """CSV cells: ints, then floats, else the text; an empty cell is None."""
+    if text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _convert_csv(src: str, dst: str, progress: Progress) -> int:
+    count = 0
+    with open(src, "rb") as raw, io.TextIOWrapper(raw, encoding="utf-8", newline="") as f, bale.Writer(dst) as w:
+        try:
+            for row in csv.DictReader(f):
+                w.append({k: _number_or_text(v) if isinstance(v, str) else v for k, v in row.items()})
+                count += 1
+                if count % 4096 == 0:
+                    progress.update(raw.tell(), count)
+        except csv.Error as e:
+            raise CommandError(f"{src}: line {count + 2}: malformed CSV ({e})") from None
+        except UnicodeDecodeError as e:
+            raise CommandError(f"{src}: not UTF-8 text ({e.reason})") from None
+    return count
+
+
+# --- reading ------------------------------------------------------------------
+
+
+def open_region(path: str, verify: bool = False) -> bale.Region:
+    if not os.path.exists(path):
+        raise CommandError(f"{path}: no such file")
+    try:
+        return bale.open(path, verify=verify)
+    except bale.FormatError as e:
+        text = str(e)
+        raise CommandError(text if text.startswith(path) else f"{path}: {text}") from None
+
+
+def pointer_parts(pointer: str) -> list[str]:
+    """The reference tokens of an RFC 6901 JSON Pointer."""
+    if pointer == "":
+        return []
+    if not pointer.startswith("/"):
+        raise CommandError(f"JSON pointer {pointer!r} must be empty or start with '/'")
+    return [p.replace("~1", "/").replace("~0", "~") for p in pointer[1:].split("/")]
+
+
+def resolve(region: bale.Region, path: str, pointer: str) -> Any:
+    value = region.root
+    where = ""
+    for part in pointer_parts(pointer):
+        where += "/" + part.replace("~", "~0").replace("/", "~1")
+        if isinstance(value, bale.DictView):
+            if part in value:
+                value = value[part]
+                continue
+            # Keys that are ints (or other scalars) are written as text in pointers.
+            match = next((k for k in value if not isinstance(k, str) and json.dumps(k) == part), _MISSING)
+            if match is _MISSING:
+                raise CommandError(f"{path}: no value at {where} (no key {part!r})")
+            value = value[match]
+        elif isinstance(value, _SEQUENCE_VIEWS):
+            if not (part.isdigit() and (part == "0" or not part.startswith("0"))):
+                raise CommandError(f"{path}: no value at {where} ({part!r} is not an array index)")
+            i = int(part)
+            if i >= len(value):
+                raise CommandError(f"{path}: no value at {where} (index {i} is past the end, length {len(value)})")
+            value = value[i]
+        else:
+            raise CommandError(f"{path}: no value at {where} (the value before it is a {type(value).__name__}, not a container)")
+    return value
+
+
+_MISSING = object()
+_SEQUENCE_VIEWS = (bale.ListView, bale.NumberListView, bale.TupleView)
+
+
+def json_bytes(value: Any, path: str) -> bytes:
+    try:
+        return bale.to_json(value)
+    except ValueError as e:
+        raise CommandError(f"{path}: {e}") from None
+
+
+def get(path: str, pointer: str, raw: bool, out: IO[bytes]) -> None:
+    value = resolve(open_region(path), path, pointer)
+    if raw and isinstance(value, str):
+        out.write(value.encode("utf-8", "surrogatepass") + b"\n")
+    else:
+        out.write(json_bytes(value, path) + b"\n")
+
+
+def to_json(path: str, pointer: str, out: IO[bytes]) -> None:
+    """Writes JSON of the value; a list is written item by item (streamed)."""
+    value = resolve(open_region(path), path, pointer)
+    if isinstance(value, (bale.ListView, bale.TupleView)):
+        out.write(b"[")
+        buf = io.BytesIO()
+        for i, item in enumerate(value):
+            if i:
+                buf.write(b",")
+            buf.write(json_bytes(item, path))
+            if buf.tell() > 1 << 20:
+                out.write(buf.getvalue())
+                buf = io.BytesIO()
+        out.write(buf.getvalue() + b"]\n")
+    else:
+        out.write(json_bytes(value, path) + b"\n")
+
+
+def _kind_of_root(root: Any) -> str:
+    if isinstance(root, (bale.ListView, bale.NumberListView)):
+        return f"list of {len(root):,}"
+    if isinstance(root, bale.TupleView):
+        return f"tuple of {len(root):,}"
+    if isinstance(root, bale.DictView):
+        return f"dict of {len(root):,} keys"
+    if isinstance(root, (bale.SetView, bale.FrozenSetView)):
+        return f"{type(root).__name__.removesuffix('View').lower()} of {len(root):,}"
+    return type(root).__name__
+
+
+def info(path: str, verify: bool, out: IO[str]) -> None:
+    region = open_region(path)
+    header = bytes(memoryview(region)[:64])
+    flags = int.from_bytes(header[40:44], "little")
+    names = [n for bit, n in ((1, "SHARED"), (2, "CYCLIC")) if flags & bit]
+    lines = [
+        f"file: {path}",
+        f"format version: {int.from_bytes(header[8:12], 'little')}",
+        f"size: {region.nbytes:,} bytes",
+        f"flags: {', '.join(names) if names else 'none'}",
+    ]
+    try:
+        lines.append(f"root: {_kind_of_root(region.root)}")
+    except bale.FormatError as e:
+        lines.append(f"root: unreadable ({e})")
+    if verify:
+        progress = Progress(f"verifying {os.path.basename(path)}", None)
+        try:
+            progress.run(region.verify, region.nbytes)
+            lines.append("checksum and structure: verified")
+        except bale.FormatError as e:
+            lines.append(f"checksum and structure: FAILED: {e}")
+        finally:
+            progress.finish()
+    else:
+        lines.append("checksum and structure: not checked (use --verify)")
+    try:
+        stats = bale._bale.region_stats(region, top=5)
+    except bale.FormatError as e:
+        lines.append(f"contents: unreadable ({e})")
+        out.write("\n".join(lines) + "\n")
+        raise CommandError(f"{path}: malformed region: {e}") from None
+    lines.append("")
+    lines.append(f"{'kind':26s} {'count':>14s} {'bytes':>16s}")
+    for kind, (count, nbytes) in sorted(stats["kinds"].items(), key=lambda kv: -kv[1][1]):
+        lines.append(f"{kind:26s} {count:>14,} {nbytes:>16,}")
+    lines.append("")
+    lines.append(f"dict shapes: {stats['distinct_shapes']:,} distinct; most used:")
+    for uses, keys in stats["shapes"]:
+        shown = ", ".join(repr(k) for k in keys[:12]) + (", ..." if len(keys) > 12 else "")
+        lines.append(f"  {uses:>12,} dicts  [{shown}]")
+    out.write("\n".join(lines) + "\n")
+
+
+def verify(path: str, out: IO[str]) -> None:
+    region = open_region(path)
+    progress = Progress(f"verifying {os.path.basename(path)}", None)
+    try:
+        progress.run(region.verify, region.nbytes)
+    except bale.FormatError as e:
+        raise CommandError(f"{path}: invalid: {e}") from None
+    finally:
+        progress.finish()
+    out.write(f"{path}: OK ({region.nbytes:,} bytes, checksum and structure verified)\n")
+
+
+def bench(quick: bool, only: list[str] | None) -> int:
+    """Runs the repository's benchmark suite; returns its exit status."""
+    import subprocess
+
+    here = os.path.abspath(os.getcwd())
+    while True:
+        script = os.path.join(here, "benchmarks", "run_all.py")
+        if os.path.exists(script):
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            raise CommandError("benchmarks/run_all.py not found here or above: run bale bench in a checkout of the bale repository")
+        here = parent
+    cmd = [sys.executable, script] + (["--quick"] if quick else []) + (["--only", *only] if only else [])
+    return subprocess.run(cmd).returncode
