@@ -9,6 +9,7 @@ every module the same command line (``--quick``, ``--smoke``,
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import gc
 import json
@@ -240,21 +241,33 @@ class Section:
         return cls(**raw)
 
 
-def bench_main(argv: list[str] | None, doc: str, run: Callable[[str, str], Section]) -> int:
-    """The command line every suite module shares."""
-    import argparse
+def bench_main(argv: list[str] | None, doc: str, run: Callable[..., Section],
+               options: Callable[[argparse.ArgumentParser], None] | None = None) -> int:
+    """The command line every suite module shares.
 
+    A module with options of its own (sizes that override its mode's, say)
+    adds them with ``options(parser)``; its ``run`` is then called as
+    ``run(mode, plots_dir, args)`` with the parsed arguments.
+    """
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     size = ap.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="smaller sizes: a few minutes for the whole suite")
     size.add_argument("--smoke", action="store_true", help="tiny sizes: checks that the script works, in seconds")
     ap.add_argument("--no-report", action="store_true", help="do not write the section into REPORT.md")
     ap.add_argument("--json", metavar="PATH", help="also write the section, targets and plots as JSON")
-    ap.add_argument("--plots", metavar="DIR", default=PLOTS, help="where to write PNGs (default benchmarks/plots)")
+    ap.add_argument("--plots", metavar="DIR", help="where to write PNGs (default: plots/ beside the report; a "
+                    "temporary folder with --no-report)")
+    if options:
+        options(ap)
     args = ap.parse_args(argv)
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
-    os.makedirs(args.plots, exist_ok=True)
-    section = run(mode, args.plots)
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="bale-plots-") as scratch:
+        # Plots belong to the report: a run that writes no report leaves the report's plots alone.
+        plots = args.plots or (scratch if args.no_report else os.path.join(os.path.dirname(report_path()), "plots"))
+        os.makedirs(plots, exist_ok=True)
+        section = run(mode, plots, args) if options else run(mode, plots)
     print(f"\n## {section.title}\n")
     print("\n".join(section.lines))
     if args.json:
