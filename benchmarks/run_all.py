@@ -1,23 +1,28 @@
 """Run the whole benchmark suite and write benchmarks/REPORT.md with its plots.
 
     python benchmarks/run_all.py [--quick | --smoke] [--only NAME ...] [--report PATH] [--no-report]
+    bale bench [the same arguments]          (from a checkout of the repository)
 
-Full mode takes about half an hour on a 2-core machine (the 1 GB files of
-the load-and-read benchmark and the 2^23-leaf trees take most of it);
-``--quick`` runs every benchmark on smaller data in a few minutes;
-``--smoke`` runs them on tiny data in well under a minute, only to check
-that they work. Each benchmark runs in its own process (so that one's heap
-does not slow the next) and hands back its section, targets and plots as
-JSON; the two older scripts of the suite (``bench_latency.py``,
-``kv_server.py``) write their section into a temporary report that is read
-back. The report starts with the machine, the targets of issue 7 with this
-run's figures, and the list of what ran; sections written by other scripts
-run separately (e.g. ``bench_ray.py``) are kept after the suite's.
+Full mode takes about an hour on a 2-core machine (the 1 GB files of the
+load-and-read benchmark and of the JSON Lines conversion, the 2^23-leaf
+trees and the 6M-record Ray dataset take most of it); ``--quick`` runs
+every benchmark on smaller data in several minutes; ``--smoke`` runs each
+at its smallest size, only to check that they work (well under a minute).
+Each benchmark is a script of this folder that also runs alone; here each
+runs in its own process (so that one's heap does not slow the next) and
+hands back its section, targets and plots as JSON. The report starts with
+the machine, the targets of issue 7 with this run's figures, and the list of
+what ran. A benchmark whose optional library is not installed (Ray) is
+skipped and its last section kept.
 
 Every benchmark's section, targets and timing also go to ``REPORT.json``
 beside the report, so that ``--only NAME`` re-runs one benchmark (after an
 optimization, say) and rebuilds the whole report with the others' latest
 results; the report's run table says when and in which mode each ran.
+Sections of the report that no benchmark of the suite writes (from older
+scripts) are kept after the suite's. ``--report`` (or the environment
+variable ``BALE_BENCH_REPORT``) writes elsewhere, plots beside it: the smoke
+test uses that to leave the real report alone.
 
 ``main(argv)`` is the entry point for ``bale bench``.
 """
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import os
 import subprocess
@@ -38,7 +44,7 @@ sys.path.insert(0, HERE)
 
 import common  # noqa: E402 (found through HERE, also when imported from elsewhere)
 
-# name, script, what it measures (issue 7's numbering), and its options per mode for the older scripts
+# name, script, what it measures (issue 7's numbering for the papers' tables and figures)
 SUITE: list[tuple[str, str, str]] = [
     ("core", "bench_core.py", "targets on tweet-like records: compact, thaw, point access, scan, verify"),
     ("table1", "bench_cnf_table1.py", "1. CNF Table 1 / Figure 4: compaction of a bintree"),
@@ -50,16 +56,14 @@ SUITE: list[tuple[str, str, str]] = [
     ("packed", "bench_packed.py", "7. packed-data Table 1: tree traversals"),
     ("store", "bench_store.py", "8. store: a vector of (int64, uint8, float64) records"),
     ("fork", "bench_fork.py", "9. fork memory of many readers"),
+    ("foundation", "bench_foundation.py", "the first targets: compact, size, load, access, scan, gc, verify"),
+    ("growth", "bench_growth.py", "growing regions: append, share=True, compacted()"),
+    ("cli", "bench_cli.py", "bale convert of JSON Lines, to_json, column"),
+    ("typed", "bench_typed.py", "typed values and records: bytes, dataclasses, numpy arrays"),
+    ("ray", "bench_ray.py", "Ray object store: ray.get and tasks"),
 ]
-OLDER_SCRIPT_ARGS = {
-    "latency": {"smoke": ["--max-exp", "11", "--repeat", "1"], "quick": ["--max-exp", "20", "--repeat", "1"],
-                "full": ["--max-exp", "23", "--repeat", "3"]},
-    "kv": {"smoke": ["--seconds", "0.3", "--clients", "1", "--sizes", "100"],
-           "quick": ["--seconds", "1", "--clients", "3", "--sizes", "100", "1000"],
-           "full": ["--seconds", "3", "--clients", "3"]},
-}
-LATENCY_TITLE = "Socket latency (CNF Table 3)"
-KV_TITLE = "Key-value server (CNF Table 4)"
+# Benchmarks that need an optional library: skipped (their last section kept) when it is missing.
+REQUIRES = {"ray": "ray"}
 HEADER_TITLES = ("Machine", "Targets", "This run")
 
 
@@ -71,32 +75,6 @@ def run_suite_module(script: str, mode: str, plots_dir: str, work: str) -> commo
     subprocess.run(cmd, check=True)
     with open(out) as f:
         return common.Section.from_json(f.read())
-
-
-def run_older_script(name: str, script: str, mode: str, work: str) -> common.Section:
-    """bench_latency.py and kv_server.py write their own section; read it back from a scratch report."""
-    scratch = os.path.join(work, name + ".md")
-    env = dict(os.environ, BALE_BENCH_REPORT=scratch)
-    subprocess.run([sys.executable, os.path.join(HERE, script), *OLDER_SCRIPT_ARGS[name][mode]], check=True, env=env)
-    with open(scratch) as f:
-        _, sections = common.split_sections(f.read())
-    title, body = sections[0]
-    section = common.Section(title, [line for line in body])
-    if name == "latency":
-        section.targets = latency_targets(body, mode)
-    return section
-
-
-def latency_targets(body: list[str], mode: str) -> list[common.Target]:
-    """The socket target, read from bench_latency.py's table (bintree at 2^20)."""
-    for line in body:
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 6 and cells[0] == "bintree" and cells[1] == "2^20":
-            speedup = float(cells[5].rstrip("x"))
-            return [common.Target("socket end-to-end, 2^20-leaf bintree", ">= 3x faster than pickle", cells[2],
-                                  f"{cells[3]} (pickle)", f"{speedup:.2f}x faster", speedup >= 3, "bench_latency")]
-    return [common.Target("socket end-to-end, 2^20-leaf bintree", ">= 3x faster than pickle",
-                          f"not run at 2^20 in {mode} mode", source="bench_latency")]
 
 
 def header(mode: str, only: list[str] | None, started: datetime.datetime, runs: dict[str, dict],
@@ -138,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     size.add_argument("--quick", action="store_true", help="smaller data: a few minutes")
     size.add_argument("--smoke", action="store_true", help="tiny data: checks that every benchmark works")
     ap.add_argument("--only", nargs="+", choices=[name for name, _, _ in SUITE], help="run only these benchmarks")
-    ap.add_argument("--report", default=common.REPORT, help="the report to write (plots go beside it in plots/)")
+    ap.add_argument("--report", default=common.report_path(),
+                    help="the report to write, plots beside it in plots/ (default: $BALE_BENCH_REPORT or "
+                    "benchmarks/REPORT.md)")
     ap.add_argument("--no-report", action="store_true", help="print the sections; write no report")
     args = ap.parse_args(argv)
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
@@ -146,10 +126,11 @@ def main(argv: list[str] | None = None) -> int:
     plots_dir = os.path.join(os.path.dirname(report), "plots")
     started = datetime.datetime.now(datetime.timezone.utc)
     results_path = os.path.splitext(report)[0] + ".json"
-    runs: dict[str, dict] = {}
-    if args.only and os.path.exists(results_path):
+    previous: dict[str, dict] = {}
+    if os.path.exists(results_path):
         with open(results_path) as f:
-            runs = json.load(f)["runs"]  # the other benchmarks' latest results
+            previous = json.load(f)["runs"]
+    runs: dict[str, dict] = dict(previous) if args.only else {}  # with --only: the others' latest results
     failed = False
     with tempfile.TemporaryDirectory(prefix="bale-bench-") as work:
         if args.no_report:
@@ -158,14 +139,16 @@ def main(argv: list[str] | None = None) -> int:
         for name, script, what in SUITE:
             if args.only and name not in args.only:
                 continue
+            if name in REQUIRES and importlib.util.find_spec(REQUIRES[name]) is None:
+                print(f"\n=== {name}: skipped ({REQUIRES[name]} is not installed)", flush=True)
+                if name in previous:
+                    runs[name] = dict(previous[name], status=f"kept: {REQUIRES[name]} not installed for this run")
+                continue
             print(f"\n=== {name}: {what} ({mode})", flush=True)
             t0 = time.perf_counter()
             began = datetime.datetime.now(datetime.timezone.utc)
             try:
-                if name in OLDER_SCRIPT_ARGS:
-                    section = run_older_script(name, script, mode, work)
-                else:
-                    section = run_suite_module(script, mode, plots_dir, work)
+                section = run_suite_module(script, mode, plots_dir, work)
                 status = "ok"
             except subprocess.CalledProcessError as exc:
                 failed = True
