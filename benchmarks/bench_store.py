@@ -7,7 +7,9 @@ with ``--quick``). Encode gives bytes (or a region), decode gives the list of
 tuples back:
 
 - bale: ``bale.compact`` / ``bale.thaw`` of the root; also reading the
-  records in place (summing the float field through the views);
+  records in place (summing the float field through the views, and one
+  field of each of 100,000 random records, ``root[k][2]``, against the
+  native list);
 - pickle (protocol 5): ``dumps`` / ``loads``;
 - msgspec: ``msgspec.msgpack.Encoder().encode`` (tuples as arrays) /
   ``Decoder(list[tuple[int, int, float]]).decode``;
@@ -82,6 +84,10 @@ def run(mode: str, plots_dir: str) -> common.Section:
         "struct": lambda: struct_encode(data),
         "numpy": lambda: np.array(data, dtype=DTYPE).tobytes(),
     }
+    rng = random.Random(1)
+    keys = [rng.randrange(n) for _ in range(100_000)]
+    if [encoded["bale"].root[k][2] for k in keys] != [data[k][2] for k in keys]:
+        raise SystemExit("bale: random reads through the views differ from the records")
     gc.collect()
     gc.freeze()
     try:
@@ -90,11 +96,14 @@ def run(mode: str, plots_dir: str) -> common.Section:
         view = encoded["bale"].root
         t_in_place = common.best(lambda: sum(r[2] for r in view), 5)
         t_native_scan = common.best(lambda: sum(r[2] for r in data), 5)
+        t_read_view = common.best(lambda: [view[k][2] for k in keys], 5) / len(keys)
+        t_read_native = common.best(lambda: [data[k][2] for k in keys], 5) / len(keys)
         t_frombuffer = common.per_call(lambda: np.frombuffer(encoded["numpy"], dtype=DTYPE))
     finally:
         gc.unfreeze()
     sizes = {name: e.nbytes if name == "bale" else len(e) for name, e in encoded.items()}
     rows = [(name, common.fmt_time(t_enc[name]), common.fmt_time(t_dec[name]), f"{sizes[name]:,}",
+             f"{sizes[name] / n:.1f}",
              common.fmt_ratio(t_enc[name] / t_enc["pickle"]), common.fmt_ratio(t_dec[name] / t_dec["pickle"]))
             for name in encoders]
     for row in rows:
@@ -108,12 +117,15 @@ def run(mode: str, plots_dir: str) -> common.Section:
         "(int64, uint8, float64). Decoding gives the list of tuples back (checked equal). struct packs into one "
         "buffer of the precomputed size; numpy uses a packed structured dtype (17 bytes a record). Best of 5.",
         "",
-        *common.table(["format", "encode", "decode to tuples", "bytes", "encode / pickle", "decode / pickle"],
-                      ["l", "r", "r", "r", "r", "r"], rows),
+        *common.table(["format", "encode", "decode to tuples", "bytes", "bytes / record", "encode / pickle",
+                       "decode / pickle"], ["l", "r", "r", "r", "r", "r", "r"], rows),
         "",
         f"Without building Python objects: `np.frombuffer` takes {common.fmt_time(t_frombuffer)}; summing the "
         f"float field through the region's views (`sum(r[2] for r in root)`) takes {common.fmt_time(t_in_place)}, "
-        f"against {common.fmt_time(t_native_scan)} over the native list ({t_in_place / t_native_scan:.2f}x).",
+        f"against {common.fmt_time(t_native_scan)} over the native list ({t_in_place / t_native_scan:.2f}x). "
+        f"One field of a random record (`root[k][2]`, {len(keys):,} random k): {common.fmt_time(t_read_view)} "
+        f"per read through the views, {common.fmt_time(t_read_native)} on the native list "
+        f"({t_read_view / t_read_native:.2f}x).",
         "",
         common.plot_line(plot, "encode and decode times"),
     ]
