@@ -223,4 +223,4 @@ def test_bench_passes_its_arguments_to_run_all(tmp_path):
 
 def test_unknown_arguments_of_other_commands_are_still_errors(tmp_path):
     p = run("verify", tmp_path / "x.bale", "--no-such-option")
-    assert p.returncode == 2 and b"unrecognized arguments: --no-such-option" in p.stderr
+    assert p.returncode != 0 and b"unrecognized arguments: --no-such-option" in p.stderr
