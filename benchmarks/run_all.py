@@ -3,10 +3,10 @@
     python benchmarks/run_all.py [--quick | --smoke] [--only NAME ...] [--report PATH] [--no-report]
     bale bench [the same arguments]          (from a checkout of the repository)
 
-Full mode takes about an hour on a 2-core machine (the 1 GB files of the
-load-and-read benchmark and of the JSON Lines conversion, the 2^23-leaf
-trees and the 6M-record Ray dataset take most of it); ``--quick`` runs
-every benchmark on smaller data in several minutes; ``--smoke`` runs each
+Full mode takes more than half an hour on a 2-core machine (the 1 GB files
+of the load-and-read benchmark and of the JSON Lines conversion, the
+2^23-leaf trees and the 6M-record Ray dataset take most of it); ``--quick``
+runs every benchmark on smaller data in several minutes; ``--smoke`` runs each
 at its smallest size, only to check that they work (well under a minute).
 Each benchmark is a script of this folder that also runs alone; here each
 runs in its own process (so that one's heap does not slow the next) and
