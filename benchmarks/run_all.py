@@ -104,7 +104,7 @@ def header(mode: str, only: list[str] | None, started: datetime.datetime, runs: 
                        for name, r in runs.items()]),
     ]
     if kept:
-        run_lines += ["", "Kept from earlier, separate runs of their own scripts (not part of this run): "
+        run_lines += ["", "Kept from earlier runs (of the suite or of the script alone), not part of this run: "
                       + ", ".join(f'"{t}"' for t in kept) + "."]
     return [("Machine", ["", *common.machine_lines(), ""]), ("Targets", ["", *target_lines, ""]),
             ("This run", ["", *run_lines, ""])]
