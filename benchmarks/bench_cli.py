@@ -1,6 +1,6 @@
 """The command line and native paths: streaming conversion, to_json, column.
 
-    python benchmarks/bench_cli.py [--gb 1.0] [--quick] [--no-report]
+    python benchmarks/bench_cli.py [--quick | --smoke] [--gb GB] [--no-report]
 
 1. Converts a generated JSON Lines file of at least ``--gb`` GB with
    ``bale convert`` in a child process: wall time, throughput and the
@@ -12,7 +12,9 @@
    views, a loop over native dicts, and pyarrow (``Table.from_pylist`` of
    the native records, and ``column().to_numpy()`` of a prepared table).
 
-Writes the section "Command line and native paths" of benchmarks/REPORT.md.
+Sizes: a 1 GB file and 1M records; ``--quick`` 0.05 GB and 100k records;
+``--smoke`` 0.002 GB and 2,000 records (``--gb`` overrides the file's size).
+Writes the section "Command line and native paths".
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from bale._datagen import tweets
 from bale._fmt import duration as fmt_time
 
 CORPUS = pathlib.Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "json"
+SIZES = {"smoke": (0.002, 2_000), "quick": (0.05, 100_000), "full": (1.0, 1_000_000)}  # GB of JSON Lines, records
 
 
 
@@ -42,7 +45,7 @@ def write_jsonl(path: str, target_bytes: int) -> int:
     n = 0
     with open(path, "w") as f:
         while f.tell() < target_bytes:
-            chunk = tweets(50_000, seed=n)
+            chunk = tweets(min(50_000, max(1_000, target_bytes // 400)), seed=n)
             f.write("".join(json.dumps({"id": n + i, **t, "text": "lorem ipsum " * 12}) + "\n" for i, t in enumerate(chunk)))
             n += len(chunk)
     return n
@@ -68,9 +71,9 @@ def convert_section(gb: float, rows: list) -> None:
         in_order = len(r.root) == n and bool((ids == range(n)).all())
         if not in_order:
             raise SystemExit("converted file does not hold every line in order")
-        rows.append(("bale convert, JSON Lines", f"{size / 1e9:.2f} GB, {n:,} lines", fmt_time(elapsed),
+        rows.append(("bale convert, JSON Lines", f"{common.fmt_bytes(size)}, {n:,} lines", fmt_time(elapsed),
                      f"{size / elapsed / 1e6:,.0f} MB/s", f"peak RSS {peak / 1e6:,.0f} MB (target < 300 MB)"))
-        rows.append(("bale.open of the result", f"{os.path.getsize(dst) / 1e9:.2f} GB", fmt_time(t_open), "",
+        rows.append(("bale.open of the result", common.fmt_bytes(os.path.getsize(dst)), fmt_time(t_open), "",
                      "every line present, in order"))
 
 
@@ -80,6 +83,8 @@ def to_json_section(rows: list) -> None:
     for path in sorted(CORPUS.glob("*.json")):
         value = json.loads(path.read_text(encoding="utf-8"))
         view = bale.compact(value).root
+        if orjson.loads(bale.to_json(view)) != value:
+            raise SystemExit(f"to_json of {path.name} does not parse back to the file's value")
         t_bale = best(lambda: bale.to_json(view))
         t_orjson = best(lambda: orjson.dumps(bale.thaw(view)))
         t_native = best(lambda: orjson.dumps(value))
@@ -104,28 +109,33 @@ def column_section(n: int, rows: list) -> None:
                  f"pyarrow from_pylist {fmt_time(t_from)}; prepared table to_numpy {fmt_time(t_arrow)}"))
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gb", type=float, help="size of the JSON Lines file to convert (default 1.0; 0.05 with --quick)")
-    ap.add_argument("--quick", action="store_true", help="a 0.05 GB file and 100k records")
-    ap.add_argument("--no-report", action="store_true")
-    args = ap.parse_args(argv)
-    gb = args.gb if args.gb is not None else (0.05 if args.quick else 1.0)
+def options(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--gb", type=float, help="size of the JSON Lines file to convert (default 1.0; 0.05 with "
+                    "--quick; 0.002 with --smoke)")
+
+
+def run(mode: str, plots_dir: str, args: argparse.Namespace | None = None) -> common.Section:
+    gb, n = SIZES[mode]
+    if args is not None and args.gb is not None:
+        gb = args.gb
     rows: list = []
     convert_section(gb, rows)
     to_json_section(rows)
-    column_section(100_000 if args.quick else 1_000_000, rows)
+    column_section(n, rows)
     lines = common.table(["measure", "input", "time", "against", "notes"], ["l", "r", "r", "l", "l"], rows)
     print("\n".join(lines))
-    if not args.no_report:
-        common.write_section("Command line and native paths", [
-            f"`python benchmarks/bench_cli.py{' --quick' if args.quick else ''}`: times are best of 3-5 runs "
-            "(the conversion: one run); peak RSS is the converting child's maximum resident set.",
-            "",
-            *lines,
-        ])
-    return 0
+    body = [
+        f"`python benchmarks/bench_cli.py{'' if mode == 'full' else ' --' + mode}`: times are best of 3-5 runs "
+        "(the conversion: one run); peak RSS is the converting child's maximum resident set.",
+        "",
+        *lines,
+    ]
+    return common.Section("Command line and native paths", body, [], [])
+
+
+def main(argv: list[str] | None = None) -> int:
+    return common.bench_main(argv, __doc__, run, options)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

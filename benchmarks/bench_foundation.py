@@ -1,6 +1,6 @@
 """Foundation benchmark: bale against pickle and msgspec, in the same run.
 
-    python benchmarks/bench_foundation.py [--quick] [--no-report]
+    python benchmarks/bench_foundation.py [--quick | --smoke] [--no-report]
 
 Measures, each against a baseline taken in the same process and run:
 
@@ -15,15 +15,15 @@ Measures, each against a baseline taken in the same process and run:
 - and, for information, thaw vs ``pickle.loads`` and verification speed.
 
 Each figure is printed with its baseline, the ratio and the target, and the
-whole table is written to benchmarks/REPORT.md (section "Foundation") and
-printed as Markdown. Times are best-of-N wall times (``time.perf_counter``)
-after a ``gc.collect()``; data generation is never timed. ``--quick`` uses
-100k records and a 2^16-leaf tree for a fast check.
+whole table is the section "Foundation" of the report. Times are best-of-N
+wall times (``time.perf_counter``) after a ``gc.collect()``; data generation
+is never timed. ``--quick`` uses 100k records and a 2^16-leaf tree for a
+fast check; ``--smoke`` 2,000 records and a 2^10-leaf tree, only to check
+that the script works.
 """
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import pickle
@@ -43,8 +43,8 @@ from common import best
 from bale._fmt import duration as fmt_time
 from bale._datagen import bintree, tweets
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPORT = os.path.join(HERE, "REPORT.md")
+# records, tree depth, records of the "~100 MB" region, best of
+SIZES = {"smoke": (2_000, 10, 3_000, 5), "quick": (100_000, 16, 150_000, 5), "full": (1_000_000, 20, 1_200_000, 3)}
 
 
 # --- measuring ---------------------------------------------------------------
@@ -127,15 +127,8 @@ class Table:
 # --- the benchmark -------------------------------------------------------------
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="100k records and a 2^16-leaf tree")
-    ap.add_argument("--no-report", action="store_true", help="do not rewrite benchmarks/REPORT.md")
-    args = ap.parse_args(argv)
-    n = 100_000 if args.quick else 1_000_000
-    depth = 16 if args.quick else 20
-    big_n = 150_000 if args.quick else 1_200_000  # ~100 MB region (full run)
-    reps = 5 if args.quick else 3
+def run(mode: str, plots_dir: str) -> common.Section:
+    n, depth, big_n, reps = SIZES[mode]
     table = Table()
     started = time.perf_counter()
 
@@ -253,33 +246,25 @@ def main(argv: list[str] | None = None) -> int:
         gc.unfreeze()
 
     elapsed = time.perf_counter() - started
-    section = report_section(table, args.quick, n, depth)
-    print("\n" + section, end="")
-    if not args.no_report:
-        write_report(section)
-        print(f"\nwrote {os.path.relpath(REPORT)} ({elapsed:.0f} s)")
-    return 0
+    print(f"({elapsed:.0f} s)")
+    return common.Section("Foundation", report_lines(table, mode, n, depth), [], [])
 
 
-def report_section(table: Table, quick: bool, n: int, depth: int) -> str:
-    lines = [
-        "## Foundation",
-        "",
-        f"`python benchmarks/bench_foundation.py{' --quick' if quick else ''}`"
+def report_lines(table: Table, mode: str, n: int, depth: int) -> list[str]:
+    return [
+        f"`python benchmarks/bench_foundation.py{'' if mode == 'full' else ' --' + mode}`"
         f" ({n:,} records, 2^{depth}-leaf tree), on: {machine()}.",
         "",
         "Best of several runs, each after `gc.collect()`; every ratio is bale / baseline, with the"
         " baseline measured in the same run. pickle is protocol 5; msgspec is `msgspec.msgpack.Encoder().encode`."
         " gc figures come from fresh interpreters holding only that data.",
         "",
+        *table.markdown(),
     ]
-    lines += table.markdown()
-    return "\n".join(lines) + "\n"
 
 
-def write_report(section: str) -> None:
-    title, _, body = section.partition("\n")
-    common.write_section(title.removeprefix("## "), body.strip("\n").splitlines())
+def main(argv: list[str] | None = None) -> int:
+    return common.bench_main(argv, __doc__, run)
 
 
 if __name__ == "__main__":

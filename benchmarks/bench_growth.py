@@ -1,6 +1,6 @@
 """Growing regions: append, share=True and compacted(), against their baselines.
 
-    python benchmarks/bench_growth.py [--quick] [--no-report]
+    python benchmarks/bench_growth.py [--quick | --smoke] [--no-report]
 
 Measures, in one run on data it generates:
 
@@ -16,41 +16,39 @@ Measures, in one run on data it generates:
 - ``Region.compacted()`` throughput (MB of output per second) and how much
   it reclaims from a region grown by many replacing appends.
 
-Writes the section "Growing regions" of benchmarks/REPORT.md. ``--quick``
-uses 100k records and a 2^16-leaf tree.
+Writes the section "Growing regions". ``--quick`` uses 100k records and a
+2^16-leaf tree; ``--smoke`` 2,000 records, a 2^10-leaf tree and fewer
+appends, only to check that the script works.
 """
 
 from __future__ import annotations
 
-import argparse
 import gc
 import pickle
 import statistics
+import sys
 import time
 
 import bale
 import common
+from bale._datagen import bintree, tweets
+from bale._fmt import duration as fmt_time
+
+# records, tree depth, appends timed, catalog versions (and their note's bytes), document versions
+SIZES = {"smoke": (2_000, 10, 100, 20, 10_000, 500), "quick": (100_000, 16, 1000, 200, 100_000, 10_000),
+         "full": (1_000_000, 20, 1000, 200, 100_000, 10_000)}
 
 
 def best(f, repeat: int = 3) -> float:
     return common.best(f, repeat)
-from bale._datagen import bintree, tweets
-from bale._fmt import duration as fmt_time
-
 
 
 def mb(n: float) -> str:
     return f"{n / 1e6:.1f} MB"
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="100k records and a 2^16-leaf tree")
-    ap.add_argument("--no-report", action="store_true", help="do not rewrite benchmarks/REPORT.md")
-    args = ap.parse_args(argv)
-    n = 100_000 if args.quick else 1_000_000
-    depth = 16 if args.quick else 20
-    updates = 1000
+def run(mode: str, plots_dir: str) -> common.Section:
+    n, depth, updates, n_versions, note_bytes, n_docs = SIZES[mode]
 
     print(f"generating {n:,} records and a 2^{depth}-leaf tree ...", flush=True)
     data = tweets(n)
@@ -110,43 +108,46 @@ def main(argv: list[str] | None = None) -> int:
                  f"{region.nbytes / t_plain / 1e6:,.0f} MB/s", ""))
     # A catalog replaced 200 times by appends that keep one slice of the old one.
     versions = region
-    for v in range(200):
+    for v in range(n_versions):
         versions = versions.append({"version": v, "records": versions.root if v == 0 else versions.root["records"],
-                                    "note": "x" * 100_000})
+                                    "note": "x" * note_bytes})
     t_grown = best(lambda: versions.compacted())
     out = versions.compacted()
-    rows.append(("compacted(), region grown by 200 replacing appends", fmt_time(t_grown),
+    rows.append((f"compacted(), region grown by {n_versions} replacing appends", fmt_time(t_grown),
                  f"{mb(versions.nbytes)} -> {mb(out.nbytes)}", f"{out.nbytes / t_grown / 1e6:,.0f} MB/s",
                  f"reclaims {1 - out.nbytes / versions.nbytes:.0%}"))
     assert out.root == versions.root
     # A settings document replaced 10,000 times: only the last version is reachable.
     doc = bale.compact({"version": 0, "settings": {f"key{i}": i for i in range(50)}})
-    for v in range(1, 10_000):
+    for v in range(1, n_docs):
         doc = doc.append({"version": v, "settings": {f"key{i}": i + v for i in range(50)}})
     t_doc = best(lambda: doc.compacted())
     out = doc.compacted()
-    rows.append(("compacted(), document replaced 10,000 times", fmt_time(t_doc),
+    rows.append((f"compacted(), document replaced {n_docs:,} times", fmt_time(t_doc),
                  f"{mb(doc.nbytes)} -> {out.nbytes:,} B", "", f"reclaims {1 - out.nbytes / doc.nbytes:.1%}"))
     assert out.root == doc.root
 
+    gc.unfreeze()
     header = ["measure", "time", "bytes", "vs", "vs"]
     lines = common.table(header, ["l", "r", "r", "r", "r"], rows)
     for line in lines:
         print(line)
-    if not args.no_report:
-        body = [
-            f"`python benchmarks/bench_growth.py{' --quick' if args.quick else ''}`: {n:,} tweet-like records, "
-            f"a 2^{depth}-leaf tree of 2-tuples; times are best of 3 (the append is the median of {updates}).",
-            "",
-            *lines,
-            "",
-            "The first append to a region made by `compact` writes into the spare room of its",
-            "allocation when there is some, or reserves address space and copies the region once;",
-            "later appends write only their own bytes.",
-        ]
-        common.write_section("Growing regions", body)
-    return 0
+    body = [
+        f"`python benchmarks/bench_growth.py{'' if mode == 'full' else ' --' + mode}`: {n:,} tweet-like records, "
+        f"a 2^{depth}-leaf tree of 2-tuples; times are best of 3 (the append is the median of {updates}).",
+        "",
+        *lines,
+        "",
+        "The first append to a region made by `compact` writes into the spare room of its",
+        "allocation when there is some, or reserves address space and copies the region once;",
+        "later appends write only their own bytes.",
+    ]
+    return common.Section("Growing regions", body, [], [])
+
+
+def main(argv: list[str] | None = None) -> int:
+    return common.bench_main(argv, __doc__, run)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -1,6 +1,6 @@
 """Typed values and records: bytes per record, and speed against the anchors.
 
-    python benchmarks/bench_typed.py [--quick] [--no-report]
+    python benchmarks/bench_typed.py [--quick | --smoke] [--no-report]
 
 Measures, in one run on data it generates (and on ../shared/data/json):
 
@@ -16,13 +16,12 @@ Measures, in one run on data it generates (and on ../shared/data/json):
 - number lists: 1M floats as a list, np.asarray of the view against
   np.array of the native list.
 
-Writes the section "Typed values and records" of benchmarks/REPORT.md.
-``--quick`` uses 100k records and a 10 MB array.
+Writes the section "Typed values and records". ``--quick`` uses 100k
+records and a 10 MB array; ``--smoke`` 2,000 records and a 1 MB array.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import datetime as dt
 import decimal
@@ -30,7 +29,7 @@ import gc
 import json
 import pathlib
 import pickle
-import time
+import sys
 
 import msgspec
 import numpy as np
@@ -42,6 +41,7 @@ from bale._datagen import tweets
 from bale._fmt import duration as fmt_time
 
 CORPUS = pathlib.Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "json"
+SIZES = {"smoke": (2_000, 1), "quick": (100_000, 10), "full": (1_000_000, 100)}  # records, MB of array
 
 
 @dataclasses.dataclass
@@ -89,12 +89,8 @@ def sizes(name: str, value, count: int | None) -> tuple[str, ...]:
     return (name, f"{count:,}" if count else "-", per(b), per(p), per(m), per(j), ratio)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--no-report", action="store_true")
-    args = ap.parse_args()
-    n = 100_000 if args.quick else 1_000_000
+def run(mode: str, plots_dir: str) -> common.Section:
+    n, mb = SIZES[mode]
     lines: list[str] = []
 
     # ---------------------------------------------------------------- bytes
@@ -131,6 +127,8 @@ def main() -> None:
     region = bale.compact(tr)
     blob = pickle.dumps(tr, protocol=5)
     packed = enc.encode(structs)
+    if bale.thaw(region.root) != tr or dec.decode(packed) != structs or pickle.loads(blob) != tr:
+        raise SystemExit("the trades do not come back equal from bale, msgspec or pickle")
     t_thaw = common.best(lambda: bale.thaw(region.root), 3)
     t_loads = common.best(lambda: pickle.loads(blob), 3)
     t_decode = common.best(lambda: dec.decode(packed), 3)
@@ -158,18 +156,21 @@ def main() -> None:
     lines += sect
 
     # ----------------------------------------------------------------- numpy
-    mb = 10 if args.quick else 100
     arr = np.random.default_rng(0).random((mb * 1024 * 1024 // 4 // 256, 256), dtype=np.float32)
     t_arr_compact = common.best(lambda: bale.compact({"w": arr}), 3)
     t_arr_pickle = common.best(lambda: pickle.dumps(arr, protocol=5), 3)
     ar = bale.compact({"w": arr})
     arr_blob = pickle.dumps(arr, protocol=5)
     aroot = ar.root
+    if not np.array_equal(aroot["w"], arr):
+        raise SystemExit("the array read from the region differs from the original")
     t_arr_view = common.best(lambda: [aroot["w"] for _ in range(1000)], 5) / 1000
     t_arr_loads = common.best(lambda: pickle.loads(arr_blob), 3)
     floats = [x / 3 for x in range(n)]
     fr = bale.compact(floats)
     froot = fr.root
+    if np.asarray(froot).tolist() != floats:
+        raise SystemExit("np.asarray of the number list's view differs from the list")
     t_asarray = common.best(lambda: [np.asarray(froot) for _ in range(1000)], 5) / 1000
     t_np_array = common.best(lambda: np.array(floats), 3)
     sect = [
@@ -183,12 +184,14 @@ def main() -> None:
     ]
     print("\n".join(sect))
     lines += sect
-    lines += ["Reproduce: `python benchmarks/bench_typed.py`."]
-    if not args.no_report:
-        common.write_section("Typed values and records", lines)
+    lines.insert(0, f"`python benchmarks/bench_typed.py{'' if mode == 'full' else ' --' + mode}`.")
+    lines.insert(1, "")
+    return common.Section("Typed values and records", lines, [], [])
+
+
+def main(argv: list[str] | None = None) -> int:
+    return common.bench_main(argv, __doc__, run)
 
 
 if __name__ == "__main__":
-    started = time.perf_counter()
-    main()
-    print(f"({time.perf_counter() - started:.0f} s)")
+    sys.exit(main())

@@ -1,32 +1,134 @@
-"""The benchmark scripts keep working: each runs at its smallest size.
+"""The benchmark suite keeps working: every benchmark at its smallest size, in one subprocess.
 
-No timing is asserted here (benchmarks measure speed; tests do not); the
-scripts' own consistency checks (same results from bale and the baselines,
-every converted line present) must pass, and the report tables must come out.
+Runs ``benchmarks/run_all.py --smoke`` into a temporary report (``--report``
+and ``BALE_BENCH_REPORT``; about 30 s on 2 cores) and checks the report's
+shape: the machine, the targets table, one section per benchmark with its
+tables, the plots it references, and that the real report and plots were
+left alone. Each script checks its own results (bale against the baselines:
+same records, same sums, every converted line present) and exits non-zero
+when they disagree, which the suite reports as a failure. No timing is
+asserted: figures on tiny data and a shared machine mean nothing.
 """
 
-import pathlib
+import hashlib
+import importlib.util
+import os
+import re
 import subprocess
 import sys
 
 import pytest
 
-BENCH = pathlib.Path(__file__).resolve().parent.parent / "benchmarks"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "benchmarks")
+HAS_RAY = importlib.util.find_spec("ray") is not None
+# benchmark name in the run table -> the section it writes
+SECTIONS = {
+    "core": "Core operations on records",
+    "table1": "Compaction of a binary tree (CNF Table 1, Figure 4)",
+    "sizes": "Sizes (CNF Table 2)",
+    "latency": "Socket latency (CNF Table 3)",
+    "load_read": "Load all and read one record (CNF Figure 6)",
+    "gc": "Garbage collection (CNF Figures 7-8)",
+    "kv": "Key-value server (CNF Table 4)",
+    "packed": "Tree traversals (packed-data Table 1)",
+    "store": "Vector of records (store's benchmark)",
+    "fork": "Fork memory of many readers",
+    "foundation": "Foundation",
+    "growth": "Growing regions",
+    "cli": "Command line and native paths",
+    "typed": "Typed values and records",
+    **({"ray": "Ray object store"} if HAS_RAY else {}),
+}
+
+pytest.importorskip("matplotlib")
+pytest.importorskip("pyarrow")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork benchmark reads /proc")
 
 
-@pytest.mark.parametrize(
-    "script, args, expect",
-    [
-        ("bench_growth.py", ["--quick"], "small update: append"),
-        ("bench_tables.py", ["--quick"], "CNF Table 2: bytes"),
-        ("bench_cli.py", ["--quick", "--gb", "0.01"], "every line present, in order"),
-        ("bench_fresh.py", ["--quick", "--max-mb", "1"], "CNF Figures 7-8"),
-    ],
-)
-def test_benchmark_script_runs(script, args, expect, tmp_path):
-    p = subprocess.run(
-        [sys.executable, str(BENCH / script), *args, "--no-report"],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path,
-    )
-    assert p.returncode == 0, p.stderr[-3000:]
-    assert expect in p.stdout
+def _fingerprint() -> dict[str, str]:
+    """Hashes of the committed report, its JSON and plots: a smoke run must not touch them."""
+    paths = [os.path.join(BENCH, "REPORT.md"), os.path.join(BENCH, "REPORT.json")]
+    plots = os.path.join(BENCH, "plots")
+    if os.path.isdir(plots):
+        paths += [os.path.join(plots, name) for name in sorted(os.listdir(plots))]
+    out = {}
+    for path in paths:
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                out[path] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+@pytest.fixture(scope="module")
+def smoke_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    report = out / "REPORT.md"
+    before = _fingerprint()
+    env = dict(os.environ, BALE_BENCH_REPORT=str(report))
+    proc = subprocess.run([sys.executable, os.path.join(BENCH, "run_all.py"), "--smoke", "--report", str(report)],
+                          capture_output=True, text=True, timeout=180, env=env, cwd=out)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert _fingerprint() == before, "the smoke run changed benchmarks/REPORT.md, REPORT.json or plots/"
+    return report.read_text(), out
+
+
+def _section(text: str, title: str) -> str:
+    return text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_every_benchmark_ran_and_passed_its_own_checks(smoke_report):
+    text, _ = smoke_report
+    run_table = _section(text, "This run")
+    for name in SECTIONS:
+        row = next((line for line in run_table.splitlines() if line.startswith(f"| {name} |")), None)
+        assert row is not None, f"{name} is not in the run table"
+        assert "| smoke |" in row and row.endswith("| ok |"), row
+    assert "FAILED" not in text
+
+
+def test_every_benchmark_writes_its_section_with_a_table(smoke_report):
+    text, _ = smoke_report
+    titles = re.findall(r"^## (.+)$", text, flags=re.M)
+    for title in ("Machine", "Targets", "This run", *SECTIONS.values()):
+        assert titles.count(title) == 1, title
+    for title in SECTIONS.values():
+        body = _section(text, title)
+        assert "--smoke" in body, title  # names the command that reproduces it
+        assert re.search(r"^\| ---", body, flags=re.M), f"{title}: no table"
+
+
+def test_scripts_report_their_checked_results(smoke_report):
+    text, _ = smoke_report
+    assert "every line present, in order" in _section(text, "Command line and native paths")
+    assert "growing-cache workload" in _section(text, "Garbage collection (CNF Figures 7-8)")
+    assert "One field of a random record" in _section(text, "Vector of records (store's benchmark)")
+    for op in ("sum", "eval", "right-most", "increment"):
+        assert f"**{op}**" in _section(text, "Tree traversals (packed-data Table 1)")
+
+
+def test_targets_table_has_a_verdict_per_row(smoke_report):
+    text, _ = smoke_report
+    targets = _section(text, "Targets")
+    rows = [line for line in targets.splitlines() if line.startswith("| ") and not line.startswith("| target")]
+    rows = [r for r in rows if not r.startswith("| ---")]
+    assert len(rows) >= 10
+    for row in rows:
+        assert any(v in row for v in ("| met |", "| **NOT MET** |", "| not measured |")), row
+    assert "socket end-to-end" in targets  # measured by bench_latency itself
+
+
+def test_machine_is_described(smoke_report):
+    text, _ = smoke_report
+    for field in ("CPU", "cores", "RAM", "OS", "Python", "bale", "anchors"):
+        assert f"- **{field}**:" in text
+
+
+def test_plots_exist_and_are_pngs(smoke_report):
+    text, out = smoke_report
+    plots = re.findall(r"\]\(plots/([^)]+\.png)\)", text)
+    assert len(plots) >= 8
+    for name in plots:
+        with open(out / "plots" / name, "rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert (out / "REPORT.json").exists()

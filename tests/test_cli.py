@@ -207,3 +207,20 @@ def test_no_progress_output_when_stderr_is_not_a_terminal(tmp_path):
 def test_bench_outside_a_checkout_says_where_to_run_it(tmp_path):
     p = subprocess.run(BALE + ["bench", "--quick"], capture_output=True, timeout=60, cwd=tmp_path)
     one_line_error(p, "benchmarks/run_all.py not found", "checkout")
+
+
+def test_bench_passes_its_arguments_to_run_all(tmp_path):
+    # From a folder inside the checkout: run_all.py is found above; the report goes to tmp_path.
+    root = pathlib.Path(__file__).resolve().parent.parent
+    report = tmp_path / "REPORT.md"
+    p = subprocess.run(BALE + ["bench", "--smoke", "--only", "growth", "--report", str(report)],
+                       capture_output=True, timeout=120, cwd=root / "benchmarks")
+    assert p.returncode == 0, p.stderr[-2000:]
+    text = report.read_text()
+    assert "## Growing regions" in text and "run_all.py --smoke --only growth" in text
+    assert (tmp_path / "REPORT.json").exists()
+
+
+def test_unknown_arguments_of_other_commands_are_still_errors(tmp_path):
+    p = run("verify", tmp_path / "x.bale", "--no-such-option")
+    assert p.returncode != 0 and b"unrecognized arguments: --no-such-option" in p.stderr

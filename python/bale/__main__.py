@@ -6,7 +6,7 @@
     bale to-json FILE [POINTER]
     bale verify FILE
     bale demo [--records N] [--keep DIR]
-    bale bench [--quick] [--only NAME ...]   (from a checkout of the repository)
+    bale bench [--quick | --smoke] [--only NAME ...] [...]   (from a checkout of the repository)
 
 Errors are reported as one line on stderr with exit status 1, never as a
 traceback.
@@ -86,14 +86,16 @@ def _parser() -> argparse.ArgumentParser:
     tojson.add_argument("file", metavar="FILE")
     tojson.add_argument("pointer", metavar="POINTER", nargs="?", default="")
 
-    bench = commands.add_parser(
+    commands.add_parser(
         "bench",
         help="run the benchmark suite (from a checkout of the repository)",
+        usage="%(prog)s [--quick | --smoke] [--only NAME ...] [--report PATH] [--no-report]",
         description="Run benchmarks/run_all.py of the bale repository found in this directory or "
-        "above it; it writes benchmarks/REPORT.md. The benchmarks are not installed with the package.",
+        "above it, with these arguments passed on: --quick (smaller data), --smoke (every benchmark at its "
+        "smallest size), --only NAME ... (some benchmarks; the others' last results stay in the report), "
+        "--report PATH, --no-report. It writes benchmarks/REPORT.md, REPORT.json and plots/. The benchmarks are "
+        "not installed with the package.",
     )
-    bench.add_argument("--quick", action="store_true", help="every benchmark at a small size")
-    bench.add_argument("--only", nargs="+", metavar="NAME", help="some benchmarks only (see benchmarks/run_all.py)")
 
     ver = commands.add_parser("verify", help="check a region file fully", description="Check the checksum and the whole structure. Exit status 0 when valid; 1 with the first problem named.")
     ver.add_argument("file", metavar="FILE")
@@ -108,7 +110,11 @@ def cli_formats() -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    # Arguments that bale does not know are kept for `bale bench`, which passes them to run_all.py.
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "bench":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra = extra
     if args.command is None:
         print(f"{parser.prog}: missing command, one of: convert, info, get, to-json, verify, demo, bench (see {parser.prog} --help)", file=sys.stderr)
         return 1
@@ -151,7 +157,7 @@ def _run(args: argparse.Namespace) -> None:
     elif args.command == "verify":
         cli.verify(args.file, sys.stdout)
     elif args.command == "bench":
-        code = cli.bench(args.quick, args.only)
+        code = cli.bench(args.extra)
         if code:
             raise cli.CommandError(f"some benchmarks failed (exit status {code})")
     out.flush()

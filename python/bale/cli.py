@@ -358,8 +358,8 @@ def verify(path: str, out: IO[str]) -> None:
     out.write(f"{path}: OK ({region.nbytes:,} bytes, checksum and structure verified)\n")
 
 
-def bench(quick: bool, only: list[str] | None) -> int:
-    """Runs the repository's benchmark suite; returns its exit status."""
+def bench(args: list[str]) -> int:
+    """Runs the repository's benchmark suite (benchmarks/run_all.py) with ``args``; returns its exit status."""
     import subprocess
 
     here = os.path.abspath(os.getcwd())
@@ -371,5 +371,4 @@ def bench(quick: bool, only: list[str] | None) -> int:
         if parent == here:
             raise CommandError("benchmarks/run_all.py not found here or above: run bale bench in a checkout of the bale repository")
         here = parent
-    cmd = [sys.executable, script] + (["--quick"] if quick else []) + (["--only", *only] if only else [])
-    return subprocess.run(cmd).returncode
+    return subprocess.run([sys.executable, script, *args]).returncode
