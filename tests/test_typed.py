@@ -628,3 +628,29 @@ def test_bale_info_lists_the_type_table(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "record types: 2" in out.stdout
     assert f"3 x {__name__}.Plain (dataclass: x, y)" in out.stdout
+
+
+def test_registered_msgspec_structs_and_attrs_classes_use_their_own_fields():
+    msgspec = pytest.importorskip("msgspec")
+    attrs = pytest.importorskip("attrs")
+
+    class Item(msgspec.Struct):
+        name: str
+        qty: int = 1
+
+    @attrs.define
+    class Box:
+        items: list
+        label: str
+
+    for cls in (Item, Box):
+        with pytest.raises(bale.CompactError, match=cls.__qualname__):
+            bale.compact([cls(*(["x"] if cls is Item else [[], "b"]))])
+    bale.register(Item)
+    bale.register(Box)
+    value = Box([Item("tea", 2), Item("cup")], "kitchen")
+    view = bale.compact(value).root
+    assert view._fields == ("items", "label") and view.items[0]._fields == ("name", "qty")
+    assert view.items[1].name == "cup" and view == value
+    got = bale.thaw(view)
+    assert got == value and type(got.items[0]) is Item
