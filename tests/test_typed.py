@@ -644,7 +644,7 @@ def test_registered_msgspec_structs_and_attrs_classes_use_their_own_fields():
         label: str
 
     for cls in (Item, Box):
-        with pytest.raises(bale.CompactError, match=cls.__qualname__):
+        with pytest.raises(bale.CompactError, match=rf"root\[0\]: cannot compact {cls.__name__}"):
             bale.compact([cls(*(["x"] if cls is Item else [[], "b"]))])
     bale.register(Item)
     bale.register(Box)
