@@ -41,6 +41,9 @@ struct Thaw<'a, 'py> {
     record_depth: usize,
 }
 
+/// Lists and tuples up to this length are first tried as all-scalar leaves.
+const LEAF_SEQ_MAX: usize = 4;
+
 /// Records nested deeper than this are refused by `thaw` (views read them at any depth).
 pub const MAX_RECORD_DEPTH: usize = 500;
 
@@ -185,6 +188,10 @@ impl<'a, 'py> Thaw<'a, 'py> {
 
     /// A new object for `v`; containers come back empty with the frame that fills them.
     unsafe fn make(&mut self, v: Value<'a>) -> PyResult<(*mut PyObject, Option<Frame>)> {
+        // Sequences first: the inner nodes of trees, without a memo to consult.
+        if self.memo.is_none() && matches!(v, Value::List(_) | Value::Tuple(_)) {
+            return self.make_new(v);
+        }
         if let Some(p) = scalar(self.py, &v) {
             return Ok((p?, None));
         }
@@ -210,13 +217,13 @@ impl<'a, 'py> Thaw<'a, 'py> {
         let py = self.py;
         let check = |p: *mut PyObject| if p.is_null() { Err(PyErr::fetch(py)) } else { Ok(p) };
         Ok(match v {
-            Value::List(seq) => {
-                let obj = check(ffi::PyList_New(seq.len as ffi::Py_ssize_t))?;
-                (obj, (seq.len > 0).then_some(Frame::Seq { obj, seq, next: 0, list: true }))
-            }
-            Value::Tuple(seq) => {
-                let obj = check(ffi::PyTuple_New(seq.len as ffi::Py_ssize_t))?;
-                (obj, (seq.len > 0).then_some(Frame::Seq { obj, seq, next: 0, list: false }))
+            Value::List(seq) | Value::Tuple(seq) => {
+                let list = matches!(v, Value::List(_));
+                let obj = check(if list { ffi::PyList_New(seq.len as ffi::Py_ssize_t) } else { ffi::PyTuple_New(seq.len as ffi::Py_ssize_t) })?;
+                if self.fill_leaf_seq(obj, seq, list)? {
+                    return Ok((obj, None));
+                }
+                (obj, (seq.len > 0).then_some(Frame::Seq { obj, seq, next: 0, list }))
             }
             Value::Dict(dict) => {
                 let keys = self.keys_of(dict)?;
@@ -273,6 +280,39 @@ impl<'a, 'py> Thaw<'a, 'py> {
         })();
         self.record_depth -= 1;
         Ok(crate::typed::build_record(self.py, &res, values?)?.into_ptr())
+    }
+
+    /// Fills a short list or tuple whose items are all INT or CONST slots
+    /// (the leaves of trees) at once, without a frame; false, having filled
+    /// nothing, for any other.
+    #[inline]
+    unsafe fn fill_leaf_seq(&mut self, obj: *mut PyObject, seq: Seq, list: bool) -> PyResult<bool> {
+        if seq.len == 0 || seq.len > LEAF_SEQ_MAX {
+            return Ok(false);
+        }
+        let mut slots = [0u64; LEAF_SEQ_MAX];
+        for (i, slot) in slots.iter_mut().enumerate().take(seq.len) {
+            let s = self.r.seq_slot(seq, i).map_err(format_error)?;
+            let inline = match s & TAG_MASK {
+                TAG_INT => true,
+                TAG_CONST => matches!(s, SLOT_NONE | SLOT_TRUE | SLOT_FALSE),
+                _ => false,
+            };
+            if !inline {
+                return Ok(false);
+            }
+            *slot = s;
+        }
+        for (i, &s) in slots.iter().enumerate().take(seq.len) {
+            self.spend()?;
+            let c = self.inline_scalar(s)?.expect("checked above");
+            if list {
+                ffi::PyList_SET_ITEM(obj, i as ffi::Py_ssize_t, c);
+            } else {
+                ffi::PyTuple_SET_ITEM(obj, i as ffi::Py_ssize_t, c);
+            }
+        }
+        Ok(true)
     }
 
     /// Index into `self.keys` of the key objects of `dict`'s shape.
