@@ -122,13 +122,10 @@ def per_call(f: Callable[[], object], repeat: int = 5, sample: float = 0.02) -> 
 
 
 def fmt_time(seconds: float) -> str:
-    if seconds < 1e-6:
-        return f"{seconds * 1e9:.0f} ns"
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.1f} µs"
-    if seconds < 1:
-        return f"{seconds * 1e3:.1f} ms"
-    return f"{seconds:.2f} s"
+    """A duration in the unit that suits it (the demo's formatting)."""
+    from bale._fmt import duration
+
+    return duration(seconds)
 
 
 def fmt_ratio(r: float) -> str:
@@ -297,16 +294,9 @@ def line_plot(plots_dir: str, name: str, title: str, xlabel: str, ylabel: str,
         ax.set_xscale("log", base=2 if base2_x else 10)
     if logy:
         ax.set_yscale("log")
-    ax.set_title(title)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
     ax.grid(True, which="major", alpha=0.35)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    filename = f"{name}.png"
-    fig.savefig(os.path.join(plots_dir, filename))
-    plt.close(fig)
-    return filename
+    return _save(fig, ax, plt, plots_dir, name, title, ylabel)
 
 
 def bar_plot(plots_dir: str, name: str, title: str, ylabel: str, groups: list[str],
@@ -326,9 +316,14 @@ def bar_plot(plots_dir: str, name: str, title: str, ylabel: str, groups: list[st
     ax.set_xticklabels(groups, rotation=20, ha="right", fontsize="small")
     if logy:
         ax.set_yscale("log")
+    ax.grid(True, axis="y", alpha=0.35)
+    return _save(fig, ax, plt, plots_dir, name, title, ylabel)
+
+
+def _save(fig, ax, plt, plots_dir: str, name: str, title: str, ylabel: str) -> str:
+    """Titles, legend and layout of a plot, then ``plots_dir/name.png``; returns the file name."""
     ax.set_title(title)
     ax.set_ylabel(ylabel)
-    ax.grid(True, axis="y", alpha=0.35)
     ax.legend(fontsize="small")
     fig.tight_layout()
     filename = f"{name}.png"
