@@ -537,7 +537,7 @@ def test_crafted_valid_regions_verify():
 @pytest.mark.parametrize(
     "root",
     [
-        7, 0x7 | (5 << 3),            # tag 7
+        7 | (1 << 63), 0x7 | (5 << 3) | (1 << 61),  # tag 7 (PAIR) with top bits set
         slot_const(3), slot_const(2**40),  # unknown constants
         0,                            # OBJ 0
         8, 16, 24, 32, 56,            # OBJ into the header

@@ -66,9 +66,11 @@ def test_append_share_true_preserves_identity_in_the_appended_value():
 
 
 def test_region_of_views_and_natives():
-    r = bale.compact({"a": [1, 2, {"b": (3, 4)}], "s": {1, 2}, "f": frozenset({3})})
+    r = bale.compact({"a": [1, "x", {"b": (3, "y")}], "s": {1, 2}, "f": frozenset({3}), "p": (3, 4)})
     root = r.root
     end = r.nbytes
+    # A 2-tuple of small ints is a value held in its slot, like an int.
+    assert type(root["p"]) is tuple and bale.region_of(root["p"]) is None
     for view in (root, root["a"], root["a"][2], root["a"][2]["b"], root["s"], root["f"]):
         h = bale.region_of(view)
         assert isinstance(h, bale.Region)

@@ -654,3 +654,22 @@ def test_registered_msgspec_structs_and_attrs_classes_use_their_own_fields():
     assert view.items[1].name == "cup" and view == value
     got = bale.thaw(view)
     assert got == value and type(got.items[0]) is Item
+
+
+def test_small_int_pairs_are_held_in_their_slot():
+    value = [(1, 2), (-(2**28), 2**28 - 1), (2**28, 0), (1, "x"), (True, 1), ((1, 2), (3, 4))]
+    region = bale.compact(value)
+    root = region.root
+    assert type(root[0]) is tuple and root[0] == (1, 2) and bale.region_of(root[0]) is None
+    assert type(root[2]) is bale.TupleView and type(root[3]) is bale.TupleView  # out of range, not ints
+    assert type(root[4]) is bale.TupleView  # a bool is not stored as an int
+    assert type(root[5]) is bale.TupleView and root[5][1] == (3, 4)
+    got = bale.thaw(root)
+    assert got == value and [type(x) for x in got] == [tuple] * 6 and type(got[4][0]) is bool
+    # Equal, and hashing alike, to stored tuples: as keys and set elements too.
+    keys = bale.compact({(1, 2): "a", frozenset({(3, 4)}): "b"}).root
+    assert keys[(1, 2)] == "a" and keys[root[0]] == "a" and keys[frozenset({(3, 4)})] == "b"
+    assert bale.compact((7, 8)).root == (7, 8) and hash(bale.compact([(7, 8)]).root[0]) == hash((7, 8))
+    assert bale.to_json(bale.compact([(1, -2)]).root) == b"[[1,-2]]"
+    # 8 bytes per pair: 1,000 pairs in a list cost their slots only.
+    assert bale.compact([(i, i) for i in range(1000)]).nbytes < 64 + 8 + 8 * 1000 + 64

@@ -163,6 +163,7 @@ fn print_value<'a>(r: &Reader<'a>, root: Value<'a>, out: &mut impl Write) -> Res
                 }
                 out.write_all(b"]")?;
             }
+            Value::Pair(a, b) => write!(out, "({a}, {b})")?,
             Value::Ext(e) => write!(out, "<{} object>", bale_core::typed::kind_name(e.kind))?,
             Value::NdArray(a) => write!(out, "<ndarray of {} bytes, dtype {}>", a.data.len(), a.dtype)?,
             Value::Record(rec) => {

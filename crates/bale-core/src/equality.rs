@@ -60,6 +60,56 @@ fn needs_python(v: &Value<'_>) -> bool {
     }
 }
 
+/// Pairs, typed scalars and number lists (the kinds added after the first ones).
+#[inline]
+fn later_kind(v: &Value<'_>) -> bool {
+    matches!(v, Value::Pair(..) | Value::Ext(_) | Value::NumList(_))
+}
+
+/// Equality involving a later kind; element pairs still to compare go onto `stack`.
+#[inline(never)]
+fn eq_later_kinds<'a, 'b>(
+    ra: &Reader<'a>,
+    a: &Value<'a>,
+    rb: &Reader<'b>,
+    b: &Value<'b>,
+    stack: &mut Vec<(Value<'a>, Value<'b>)>,
+) -> Result<bool> {
+    Ok(match (a, b) {
+        (Value::Pair(a, b), Value::Pair(c, d)) => a == c && b == d,
+        (Value::Pair(a, b), Value::Tuple(y)) if y.len == 2 => {
+            stack.push((Value::Int(*b), rb.seq_item(*y, 1)?));
+            stack.push((Value::Int(*a), rb.seq_item(*y, 0)?));
+            true
+        }
+        (Value::Tuple(x), Value::Pair(c, d)) if x.len == 2 => {
+            stack.push((ra.seq_item(*x, 1)?, Value::Int(*d)));
+            stack.push((ra.seq_item(*x, 0)?, Value::Int(*c)));
+            true
+        }
+        (Value::Ext(x), Value::Ext(y)) => x.kind == y.kind && x.aux == y.aux && x.payload == y.payload,
+        (Value::NumList(x), Value::NumList(y)) if x.len == y.len => {
+            for i in (0..x.len).rev() {
+                stack.push((ra.num_item(*x, i)?, rb.num_item(*y, i)?));
+            }
+            true
+        }
+        (Value::NumList(x), Value::List(y)) if x.len == y.len => {
+            for i in (0..x.len).rev() {
+                stack.push((ra.num_item(*x, i)?, rb.seq_item(*y, i)?));
+            }
+            true
+        }
+        (Value::List(x), Value::NumList(y)) if x.len == y.len => {
+            for i in (0..x.len).rev() {
+                stack.push((ra.seq_item(*x, i)?, rb.num_item(*y, i)?));
+            }
+            true
+        }
+        _ => false,
+    })
+}
+
 /// `a == b` with Python semantics (NaN != NaN; identity is not known here).
 pub fn values_eq(ra: &Reader<'_>, a: Value<'_>, rb: &Reader<'_>, b: Value<'_>) -> Result<bool> {
     // Valid regions compare in at most one step per word of either side.
@@ -98,25 +148,9 @@ fn eq_at(ra: &Reader<'_>, a: Value<'_>, rb: &Reader<'_>, b: Value<'_>, depth: us
             (Value::Str(x), Value::Str(y)) => x.width == y.width && x.len == y.len && x.units() == y.units(),
             (Value::Bytes(x), Value::Bytes(y)) => x == y,
             _ if needs_python(&a) || needs_python(&b) => return Err(undecided()),
-            (Value::Ext(x), Value::Ext(y)) => x.kind == y.kind && x.aux == y.aux && x.payload == y.payload,
-            (Value::NumList(x), Value::NumList(y)) if x.len == y.len => {
-                for i in (0..x.len).rev() {
-                    stack.push((ra.num_item(*x, i)?, rb.num_item(*y, i)?));
-                }
-                true
-            }
-            (Value::NumList(x), Value::List(y)) if x.len == y.len => {
-                for i in (0..x.len).rev() {
-                    stack.push((ra.num_item(*x, i)?, rb.seq_item(*y, i)?));
-                }
-                true
-            }
-            (Value::List(x), Value::NumList(y)) if x.len == y.len => {
-                for i in (0..x.len).rev() {
-                    stack.push((ra.seq_item(*x, i)?, rb.num_item(*y, i)?));
-                }
-                true
-            }
+            // Kept out of line: this function recurses per level of nested
+            // sets, so its frame must stay small.
+            _ if later_kind(&a) || later_kind(&b) => eq_later_kinds(ra, &a, rb, &b, &mut stack)?,
             (Value::List(x), Value::List(y)) | (Value::Tuple(x), Value::Tuple(y)) => {
                 if x.len != y.len {
                     false

@@ -30,6 +30,12 @@ pub const TAG_STR: u64 = 4;
 pub const TAG_LIST: u64 = 5;
 pub const TAG_TUPLE: u64 = 6;
 pub const TAG_MASK: u64 = 7;
+/// Tag 7: a 2-tuple of two small ints held in the slot itself.
+pub const TAG_PAIR: u64 = 7;
+/// Range of each int of a PAIR slot (29-bit two's complement).
+pub const PAIR_MIN: i64 = -(1 << 28);
+pub const PAIR_MAX: i64 = (1 << 28) - 1;
+const PAIR_FIELD: u64 = (1 << 29) - 1;
 
 pub const CONST_NONE: u64 = 0;
 pub const CONST_FALSE: u64 = 1;
@@ -199,6 +205,28 @@ pub fn make_str_slot(width: Width, nchars: usize, offset: usize) -> u64 {
 pub fn make_seq_slot(tag: u64, len: usize, offset: usize) -> u64 {
     debug_assert!(len <= SHORT_MAX && offset % 8 == 0 && offset <= SEQ_SLOT_MAX_OFFSET);
     tag | ((len as u64) << 3) | (((offset >> 3) as u64) << 19)
+}
+
+/// The PAIR slot of the tuple `(a, b)`, when both fit in 29 bits.
+#[inline]
+pub fn make_pair_slot(a: i64, b: i64) -> Option<u64> {
+    if (PAIR_MIN..=PAIR_MAX).contains(&a) && (PAIR_MIN..=PAIR_MAX).contains(&b) {
+        Some(TAG_PAIR | ((a as u64) & PAIR_FIELD) << 3 | ((b as u64) & PAIR_FIELD) << 32)
+    } else {
+        None
+    }
+}
+
+/// The two ints of a PAIR slot; `None` when its three top bits are not zero.
+#[inline]
+pub fn pair_of(slot: u64) -> Option<(i64, i64)> {
+    if slot >> 61 != 0 {
+        return None;
+    }
+    // Sign-extend each 29-bit field.
+    let a = (((slot >> 3) & PAIR_FIELD) << 35) as i64 >> 35;
+    let b = (((slot >> 32) & PAIR_FIELD) << 35) as i64 >> 35;
+    Some((a, b))
 }
 
 /// Inline ASCII string slot; `s` must be ASCII and at most 7 bytes.

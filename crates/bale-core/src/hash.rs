@@ -153,6 +153,13 @@ fn hash_at(r: &Reader<'_>, v: Value<'_>, depth: usize, steps: &mut usize) -> Res
         Value::Complex(re, im) => hash_complex(re, im),
         Value::Str(s) => hash_str_units(s.units()),
         Value::Bytes(b) => hash_bytes(b),
+        // Hashes as the tuple it is.
+        Value::Pair(a, b) => {
+            let mut h = TupleHasher::new();
+            h.add(hash_i64(a));
+            h.add(hash_i64(b));
+            h.finish(2)
+        }
         Value::Tuple(seq) => {
             let mut h = TupleHasher::new();
             for i in 0..seq.len {

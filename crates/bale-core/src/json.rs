@@ -200,6 +200,13 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
             Value::BigInt(b) => out.extend_from_slice(bigint_decimal(b).as_bytes()),
             Value::Float(f) => float(f, out)?,
             Value::Str(s) => string(&s, out)?,
+            Value::Pair(a, b) => {
+                out.push(b'[');
+                out.extend_from_slice(itoa::Buffer::new().format(a).as_bytes());
+                out.push(b',');
+                out.extend_from_slice(itoa::Buffer::new().format(b).as_bytes());
+                out.push(b']');
+            }
             Value::List(seq) | Value::Tuple(seq) => {
                 self.enter((seq.pos, seq.len))?;
                 out.push(b'[');
@@ -439,7 +446,7 @@ fn kind_name(v: &Value<'_>) -> &'static str {
         Value::Str(_) => "str",
         Value::Bytes(_) => "bytes",
         Value::List(_) => "list",
-        Value::Tuple(_) => "tuple",
+        Value::Tuple(_) | Value::Pair(..) => "tuple",
         Value::Set(_) => "set",
         Value::FrozenSet(_) => "frozenset",
         Value::Dict(_) => "dict",

@@ -32,6 +32,8 @@ pub enum Value<'a> {
     /// A list of numbers stored raw (read as a list of ints or floats).
     NumList(NumList),
     Record(Record),
+    /// A 2-tuple of two small ints held in its slot (a PAIR slot).
+    Pair(i64, i64),
 }
 
 /// A list stored as `len` raw little-endian i64 (or f64, when `float`) at `pos`.
@@ -437,7 +439,10 @@ impl<'a> Reader<'a> {
                 Ok(if slot & TAG_MASK == TAG_LIST { Value::List(seq) } else { Value::Tuple(seq) })
             }
             TAG_OBJ => self.decode_object(slot as usize, limit),
-            _ => Err(FormatError::new(format!("slot 0x{slot:016x} has the invalid tag 7"))),
+            _ => match pair_of(slot) {
+                Some((a, b)) => Ok(Value::Pair(a, b)),
+                None => Err(FormatError::new(format!("pair slot 0x{slot:016x} has non-zero top bits"))),
+            },
         }
     }
 

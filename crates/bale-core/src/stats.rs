@@ -89,6 +89,7 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
                 ("records", 8 + 8 * rec.len as u64)
             }
             Value::None | Value::Bool(_) => ("None and bools", 0),
+            Value::Pair(..) => ("tuples (inline int pairs)", 0),
             Value::Int(_) if tag == TAG_INT => ("ints (inline)", 0),
             Value::Int(_) => ("ints (64-bit objects)", 16),
             Value::BigInt(b) => ("ints (big)", 8 + pad8(b.len()) as u64),

@@ -139,7 +139,7 @@ impl Transplant {
     fn visit(&mut self, src: &Reader<'_>, dst: &mut Builder, slot: u64, limit: usize) -> Result<Option<u64>> {
         spend(&mut self.steps)?;
         match slot & TAG_MASK {
-            TAG_INT | TAG_CONST | TAG_SSTR => {
+            TAG_INT | TAG_CONST | TAG_SSTR | TAG_PAIR => {
                 src.decode(slot, limit)?;
                 return Ok(Some(slot));
             }
@@ -285,6 +285,7 @@ impl Transplant {
                 }
             }
             Value::Int(i) => dst.int(i),
+            Value::Pair(a, b) => make_pair_slot(a, b).expect("a decoded pair fits a pair slot"),
             Value::BigInt(b) => dst.int_bytes(b),
             Value::Float(f) => dst.float(f),
             Value::Complex(re, im) => dst.complex(re, im),

@@ -246,6 +246,11 @@ impl<'a> Verifier<'a> {
                 }
             }
             TAG_STR => self.check_short_str(s, limit)?,
+            TAG_PAIR => {
+                if pair_of(s).is_none() {
+                    return Err(FormatError::new(format!("pair slot 0x{s:016x} has non-zero top bits")));
+                }
+            }
             _ => return Ok(false),
         }
         Ok(true)

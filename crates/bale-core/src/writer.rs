@@ -352,13 +352,16 @@ impl Builder {
 
 /// References to containers whose slot is not known yet because they are
 /// still being written (a value reached again from inside itself). A
-/// placeholder slot, with the invalid tag 7, stands in; once the container
+/// placeholder slot (tag 7 with its top bit set, which no valid slot has) stands in; once the container
 /// is written every placeholder for it is overwritten with its slot. The
 /// region then holds forward references and needs `FLAG_CYCLIC`.
 ///
 /// Targets are numbered by the depth of the container on the writer's
 /// stack: a deeper container always finishes first, so a number is never
 /// reused while placeholders for it are pending.
+/// Set in placeholder slots (a PAIR slot, also tag 7, never has it).
+const PLACEHOLDER_MARK: u64 = 1 << 63;
+
 #[derive(Default)]
 pub struct ForwardRefs {
     pending: Vec<Vec<usize>>,
@@ -369,7 +372,7 @@ impl ForwardRefs {
     /// The stand-in for the container at stack depth `target`.
     pub fn placeholder(&mut self, target: usize) -> u64 {
         self.made = true;
-        ((target as u64) << 3) | TAG_MASK
+        PLACEHOLDER_MARK | ((target as u64) << 3) | TAG_MASK
     }
     /// Whether any placeholder was handed out (the region is cyclic).
     pub fn made(&self) -> bool {
@@ -383,9 +386,9 @@ impl ForwardRefs {
         }
         let mut pos = None;
         for (i, &s) in slots.iter().enumerate() {
-            if s & TAG_MASK == TAG_MASK {
+            if s & TAG_MASK == TAG_MASK && s & PLACEHOLDER_MARK != 0 {
                 let at = *pos.get_or_insert_with(|| Builder::slots_pos(slot));
-                let target = (s >> 3) as usize;
+                let target = ((s & !PLACEHOLDER_MARK) >> 3) as usize;
                 if self.pending.len() <= target {
                     self.pending.resize_with(target + 1, Vec::new);
                 }

@@ -268,6 +268,16 @@ fn vectors() -> Vec<(&'static str, Py)> {
             ]),
         ),
         ("typed", typed()),
+        (
+            "pairs",
+            list(vec![
+                tuple(vec![i(1), i(2)]),
+                tuple(vec![i(-(1 << 28)), i((1 << 28) - 1)]),
+                tuple(vec![i(1 << 28), i(0)]),
+                tuple(vec![i(1), s("x")]),
+                dict(vec![(tuple(vec![i(3), i(4)]), tuple(vec![i(5), i(-6)]))]),
+            ]),
+        ),
         ("number_lists", list(vec![list(vec![i(1), i(-2), i(i64::MAX as i128)]), list(vec![f(0.5), f(-0.0)]), list(vec![i(1), f(1.0)])])),
         (
             "empty",
@@ -424,6 +434,11 @@ impl Writer {
                 let words: Vec<u64> = items.iter().map(|x| if let Py::Int(n) = x { *n as i64 as u64 } else { 0 }).collect();
                 self.b.num_list(false, &words)
             }
+            // A 2-tuple of ints that fit in 29 bits each is a PAIR slot.
+            Py::Tuple(items) if matches!(&items[..], [Py::Int(a), Py::Int(b)] if make_pair_slot(*a as i64, *b as i64).is_some() && i64::try_from(*a).is_ok() && i64::try_from(*b).is_ok()) => {
+                let [Py::Int(a), Py::Int(b)] = &items[..] else { unreachable!() };
+                make_pair_slot(*a as i64, *b as i64).unwrap()
+            }
             Py::List(items) | Py::Tuple(items) => {
                 let slots: Vec<u64> = items.iter().map(|x| self.value(x)).collect();
                 self.b.seq(matches!(v, Py::Tuple(_)), &slots)
@@ -536,6 +551,9 @@ fn check(r: &Reader<'_>, got: Value<'_>, want: &Py, path: &str) {
             for (k, x) in items.iter().enumerate() {
                 check(r, r.table_item(t, k).unwrap(), x, &format!("{path}{{{k}}}"));
             }
+        }
+        (Py::Tuple(items), Value::Pair(a, b)) => {
+            assert!(matches!(&items[..], [Py::Int(x), Py::Int(y)] if *x == a as i128 && *y == b as i128), "{path}");
         }
         (Py::List(items), Value::NumList(l)) => {
             assert_eq!(l.len, items.len(), "{path}");

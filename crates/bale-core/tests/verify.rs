@@ -192,6 +192,9 @@ fn walk(region: &Region<'_>, budget: usize, strict: bool) -> Result<usize, Forma
                     }
                 }
             }
+            Value::Pair(..) => {
+                hashable?;
+            }
             Value::Ext(e) => {
                 if bale_core::typed::hashable_ext(&e) {
                     hashable?;
@@ -620,10 +623,13 @@ fn out_of_range_offsets() {
 
 #[test]
 fn invalid_tag_and_constants() {
-    refuse(&raw_region(&[], 7, 0), &["tag 7"]);
-    refuse(&raw_region(&[], u64::MAX, 0), &["tag 7"]);
+    // Tag 7 is a PAIR slot: valid with its three top bits zero.
+    accept(&raw_region(&[], 7, 0));
+    refuse(&raw_region(&[], u64::MAX, 0), &["pair slot"]);
+    refuse(&raw_region(&[], 7 | 1 << 61, 0), &["pair slot"]);
     let in_list = make_seq_slot(TAG_LIST, 2, 64);
-    refuse(&raw_region(&[SLOT_NONE, 0xF], in_list, 0), &["tag 7"]);
+    accept(&raw_region(&[SLOT_NONE, 0xF], in_list, 0));
+    refuse(&raw_region(&[SLOT_NONE, 0xF | 1 << 63], in_list, 0), &["pair slot"]);
     for c in [3u64, 4, 1000, u64::MAX >> 3] {
         let slot = (c << 3) | TAG_CONST;
         refuse(&raw_region(&[], slot, 0), &["constant"]);

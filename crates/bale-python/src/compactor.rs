@@ -12,7 +12,7 @@ use std::ptr::addr_of_mut;
 
 use bale_core::format::{
     FLAVOR_ENUM, FLAVOR_ENUM_MIXIN, FLAVOR_NAMEDTUPLE,
-    make_int_slot, make_seq_slot, make_sstr_slot, FLAG_CYCLIC, FLAG_SHARED, SLOT_EMPTY_LIST, SLOT_EMPTY_TUPLE, SLOT_FALSE, SLOT_NONE,
+    make_int_slot, make_pair_slot, make_seq_slot, make_sstr_slot, FLAG_CYCLIC, FLAG_SHARED, SLOT_EMPTY_LIST, SLOT_EMPTY_TUPLE, SLOT_FALSE, SLOT_NONE,
     SLOT_TRUE, TAG_LIST, TAG_TUPLE,
 };
 use bale_core::format::Width;
@@ -729,6 +729,11 @@ impl<'py> Compactor<'py> {
     /// is anything else.
     #[inline]
     unsafe fn small_leaf_seq(&mut self, items: *mut *mut PyObject, len: usize, tuple: bool) -> Option<u64> {
+        if tuple && len == 2 {
+            if let Some(slot) = pair_slot(*items, *items.add(1)) {
+                return Some(slot);
+            }
+        }
         let mut slots = [0u64; SMALL_LEAF_SEQ];
         // Classify first, so that nothing is written for a list that is no leaf.
         let mut deferred = 0u32;
@@ -989,6 +994,22 @@ impl<'py> Compactor<'py> {
         Ok(())
     }
 
+}
+
+/// The PAIR slot of a 2-tuple of exact ints that fit in 29 bits each.
+#[inline]
+unsafe fn pair_slot(a: *mut PyObject, b: *mut PyObject) -> Option<u64> {
+    let int_type = addr_of_mut!(ffi::PyLong_Type);
+    if ffi::Py_TYPE(a) != int_type || ffi::Py_TYPE(b) != int_type {
+        return None;
+    }
+    let (mut oa, mut ob) = (0, 0);
+    let x = ffi::PyLong_AsLongLongAndOverflow(a, &mut oa);
+    let y = ffi::PyLong_AsLongLongAndOverflow(b, &mut ob);
+    if oa != 0 || ob != 0 {
+        return None;
+    }
+    make_pair_slot(x, y)
 }
 
 /// The keys of a dict as bytes that are equal exactly when the key

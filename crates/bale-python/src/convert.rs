@@ -56,6 +56,24 @@ pub unsafe fn make_str(py: Python<'_>, s: &Str<'_>) -> PyResult<*mut ffi::PyObje
     Ok(p)
 }
 
+/// A new 2-tuple of ints (a PAIR slot's value).
+#[inline]
+pub unsafe fn make_pair(py: Python<'_>, a: i64, b: i64) -> PyResult<*mut ffi::PyObject> {
+    let t = ffi::PyTuple_New(2);
+    if t.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    for (i, v) in [a, b].into_iter().enumerate() {
+        let p = ffi::PyLong_FromLongLong(v);
+        if p.is_null() {
+            ffi::Py_DecRef(t);
+            return Err(PyErr::fetch(py));
+        }
+        ffi::PyTuple_SET_ITEM(t, i as ffi::Py_ssize_t, p);
+    }
+    Ok(t)
+}
+
 /// A new reference for a scalar value; `None` for containers.
 #[inline]
 pub unsafe fn scalar(py: Python<'_>, v: &Value<'_>) -> Option<PyResult<*mut ffi::PyObject>> {
@@ -71,6 +89,7 @@ pub unsafe fn scalar(py: Python<'_>, v: &Value<'_>) -> Option<PyResult<*mut ffi:
             p
         }
         Value::Int(i) => ffi::PyLong_FromLongLong(i),
+        Value::Pair(a, b) => return Some(make_pair(py, a, b)),
         Value::BigInt(b) => ffi::_PyLong_FromByteArray(b.as_ptr(), b.len(), 1, 1),
         Value::Float(f) => ffi::PyFloat_FromDouble(f),
         Value::Complex(re, im) => ffi::PyComplex_FromDoubles(re, im),

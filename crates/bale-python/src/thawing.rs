@@ -2,7 +2,7 @@
 //! the cyclic GC paused: the objects built here are all reachable from the
 //! result, so collecting during the build would only waste time.
 
-use bale_core::format::{SLOT_FALSE, SLOT_NONE, SLOT_TRUE, TAG_CONST, TAG_INT, TAG_MASK};
+use bale_core::format::{pair_of, SLOT_FALSE, SLOT_NONE, SLOT_TRUE, TAG_CONST, TAG_INT, TAG_MASK, TAG_PAIR};
 use bale_core::hash::MAX_KEY_DEPTH;
 use std::rc::Rc;
 
@@ -168,6 +168,10 @@ impl<'a, 'py> Thaw<'a, 'py> {
     unsafe fn inline_scalar(&self, slot: u64) -> PyResult<Option<*mut PyObject>> {
         let p = match slot & TAG_MASK {
             TAG_INT => ffi::PyLong_FromLongLong((slot as i64) >> 3),
+            TAG_PAIR => match pair_of(slot) {
+                Some((a, b)) => crate::convert::make_pair(self.py, a, b)?,
+                None => return Ok(None),
+            },
             TAG_CONST => {
                 let p = match slot {
                     SLOT_NONE => ffi::Py_None(),
@@ -295,6 +299,7 @@ impl<'a, 'py> Thaw<'a, 'py> {
             let s = self.r.seq_slot(seq, i).map_err(format_error)?;
             let inline = match s & TAG_MASK {
                 TAG_INT => true,
+                TAG_PAIR => pair_of(s).is_some(),
                 TAG_CONST => matches!(s, SLOT_NONE | SLOT_TRUE | SLOT_FALSE),
                 _ => false,
             };
