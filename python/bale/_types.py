@@ -153,10 +153,9 @@ def register(cls: type, fields: Iterable[str] | None = None, *,
 def _default_fields(cls: type, default: RecordType | None) -> tuple[str, ...]:
     if default is not None:
         return default.fields
-    for attr in ("__struct_fields__",):  # msgspec.Struct
-        f = getattr(cls, attr, None)
-        if isinstance(f, tuple):
-            return f
+    struct_fields = getattr(cls, "__struct_fields__", None)  # msgspec.Struct
+    if isinstance(struct_fields, tuple):
+        return struct_fields
     attrs_fields = getattr(cls, "__attrs_attrs__", None)  # attrs
     if attrs_fields is not None:
         return tuple(a.name for a in attrs_fields)

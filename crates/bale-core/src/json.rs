@@ -15,7 +15,7 @@ use crate::error::FormatError;
 use crate::format::{TAG_INT, TAG_MASK};
 use crate::hash::spend;
 use crate::format::{FLAVOR_ENUM_MIXIN, FLAVOR_NAMEDTUPLE};
-use crate::reader::{Dict, Reader, Record, Seq, Str, Value};
+use crate::reader::{Dict, Reader, Seq, Str, Value};
 
 /// Why a value has no JSON text: the path to it (like `root[3]["a"]`) and the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,8 +37,6 @@ impl std::error::Error for JsonError {}
 enum Step {
     Seq { seq: Seq, next: usize },
     Dict { dict: Dict, next: usize },
-    /// A NamedTuple, written as an array like `json.dumps` does.
-    Record { rec: Record, next: usize },
 }
 
 /// Appends the JSON text of `v` to `out`.
@@ -110,31 +108,12 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
                     }
                     i == dict.len && self.stack.len() == depth
                 }
-                Step::Record { rec, next } => {
-                    let mut i = next;
-                    while i < rec.len {
-                        let item = self.r.record_value(rec, i).map_err(|e| self.error_at(Fail::Malformed(e), Some(i)))?;
-                        if i > 0 {
-                            out.push(b',');
-                        }
-                        i += 1;
-                        self.value(item, out).map_err(|e| self.error_at(e, Some(i - 1)))?;
-                        if self.stack.len() > depth {
-                            break;
-                        }
-                    }
-                    if let Step::Record { next, .. } = &mut self.stack[depth - 1] {
-                        *next = i;
-                    }
-                    i == rec.len && self.stack.len() == depth
-                }
             };
             if finished {
                 let done = self.stack.pop().expect("a step");
                 let (close, key) = match done {
                     Step::Seq { seq, .. } => (b']', (seq.pos, seq.len)),
                     Step::Dict { dict, .. } => (b'}', (dict.start, usize::MAX)),
-                    Step::Record { rec, .. } => (b']', (rec.start, usize::MAX)),
                 };
                 if self.r.cyclic() {
                     self.on_path.remove(&key);
@@ -149,7 +128,7 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
     fn error_at(&mut self, fail: Fail, item: Option<usize>) -> JsonError {
         if let Some(i) = item {
             match self.stack.last_mut() {
-                Some(Step::Seq { next, .. }) | Some(Step::Dict { next, .. }) | Some(Step::Record { next, .. }) => *next = i + 1,
+                Some(Step::Seq { next, .. }) | Some(Step::Dict { next, .. }) => *next = i + 1,
                 None => {}
             }
         }
@@ -161,7 +140,7 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
         let mut path = String::from("root");
         for s in &self.stack {
             match *s {
-                Step::Seq { next, .. } | Step::Record { next, .. } => {
+                Step::Seq { next, .. } => {
                     let _ = write!(path, "[{}]", next - 1);
                 }
                 Step::Dict { dict, next } => {
@@ -236,10 +215,13 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
                 }
                 out.push(b']');
             }
+            // A NamedTuple is an array to json.dumps; its value slots read
+            // like a tuple's (at `values`, referring below `start`).
             Value::Record(rec) if rec.ty.flavor == FLAVOR_NAMEDTUPLE => {
-                self.enter((rec.start, usize::MAX))?;
+                let seq = Seq { start: rec.start, pos: rec.values, len: rec.len };
+                self.enter((seq.pos, seq.len))?;
                 out.push(b'[');
-                self.stack.push(Step::Record { rec, next: 0 });
+                self.stack.push(Step::Seq { seq, next: 0 });
             }
             // IntEnum and StrEnum members are ints and strs to json.dumps.
             Value::Record(rec) if rec.ty.flavor == FLAVOR_ENUM_MIXIN && rec.len == 2 => {

@@ -342,9 +342,7 @@ impl<'a> Verifier<'a> {
                     self.text_arrays.push(a.start);
                 }
                 let t = ArrayType { dtype: a.dtype.to_string(), flags: a.flags & ND_DESCR, itemsize: a.itemsize };
-                if !self.dtypes.contains(&t) {
-                    self.dtypes.insert(t);
-                }
+                self.dtypes.insert(t);
             }
             Value::Record(rec) => {
                 // Enum members are immutable singletons: shared by design.

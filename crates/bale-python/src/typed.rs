@@ -311,25 +311,23 @@ pub fn ext_to_py(py: Python<'_>, e: &Ext<'_>) -> PyResult<*mut PyObject> {
 /// A numpy array or scalar from an NDARRAY object: over the region's
 /// memory (read-only, zero copy) unless `copy`.
 pub fn ndarray_to_py(py: Python<'_>, region: &Bound<'_, PyAny>, a: &NdArray<'_>, copy: bool) -> PyResult<Py<PyAny>> {
-    let shape = PyTuple::new(py, (0..a.ndim()).map(|i| a.dim(i)))?;
-    let k = known(py)?;
     let buffer = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyMemoryView_FromObject(region.as_ptr()))? };
-    k.types
-        .bind(py)
-        .getattr("array_from")?
-        .call1((buffer, a.data_off, a.data.len(), shape, a.dtype, a.flags, copy))
-        .map(Bound::unbind)
-        .map_err(|err| array_error(py, a, err))
+    array_from(py, &buffer, a.data_off, a, copy)
 }
 
 /// A writable copy of a stored array (for `thaw`), from its data as bytes.
 pub fn ndarray_from_bytes(py: Python<'_>, data: &Bound<'_, pyo3::types::PyBytes>, a: &NdArray<'_>) -> PyResult<Py<PyAny>> {
+    array_from(py, data.as_any(), 0, a, true)
+}
+
+/// `bale._types.array_from` over `buffer`, whose byte `offset` is where `a`'s data starts.
+fn array_from(py: Python<'_>, buffer: &Bound<'_, PyAny>, offset: usize, a: &NdArray<'_>, copy: bool) -> PyResult<Py<PyAny>> {
     let shape = PyTuple::new(py, (0..a.ndim()).map(|i| a.dim(i)))?;
     known(py)?
         .types
         .bind(py)
         .getattr("array_from")?
-        .call1((data, 0, a.data.len(), shape, a.dtype, a.flags, true))
+        .call1((buffer, offset, a.data.len(), shape, a.dtype, a.flags, copy))
         .map(Bound::unbind)
         .map_err(|err| array_error(py, a, err))
 }
