@@ -63,7 +63,7 @@ fn needs_python(v: &Value<'_>) -> bool {
 /// Pairs, typed scalars and number lists (the kinds added after the first ones).
 #[inline]
 fn later_kind(v: &Value<'_>) -> bool {
-    matches!(v, Value::Pair(..) | Value::Ext(_) | Value::NumList(_))
+    matches!(v, Value::Pair(..) | Value::Ext(_) | Value::NumList(_) | Value::Column(_))
 }
 
 /// Equality involving a later kind; element pairs still to compare go onto `stack`.
@@ -106,6 +106,17 @@ fn eq_later_kinds<'a, 'b>(
             }
             true
         }
+        // Columnar lists against any list form, item by item.
+        (Value::Column(_) | Value::List(_) | Value::NumList(_), Value::Column(_) | Value::List(_) | Value::NumList(_)) => {
+            let n = ra.list_len(a).unwrap_or(0);
+            if rb.list_len(b) != Some(n) {
+                return Ok(false);
+            }
+            for i in (0..n).rev() {
+                stack.push((ra.list_item(*a, i)?, rb.list_item(*b, i)?));
+            }
+            true
+        }
         _ => false,
     })
 }
@@ -126,6 +137,7 @@ fn same_place(ra: &Reader<'_>, a: &Value<'_>, rb: &Reader<'_>, b: &Value<'_>) ->
         (Value::List(x), Value::List(y)) | (Value::Tuple(x), Value::Tuple(y)) => x == y && x.len > 0,
         (Value::Dict(x), Value::Dict(y)) => x == y,
         (Value::NumList(x), Value::NumList(y)) => x == y,
+        (Value::Column(x), Value::Column(y)) => x == y,
         (Value::Set(x), Value::Set(y)) | (Value::FrozenSet(x), Value::FrozenSet(y)) => x == y,
         _ => false,
     }

@@ -90,6 +90,12 @@ pub const KIND_FLOAT_LIST: u8 = 0x1A;
 /// A record (dataclass, NamedTuple, registered class, enum member) and its type.
 pub const KIND_RECORD: u8 = 0x1B;
 pub const KIND_TYPE: u8 = 0x1C;
+/// Columnar layouts of lists (see `columns`): a list of same-shape dicts
+/// stored as one column per key, a list of strings stored as one run of
+/// code units, and a list of lists stored as one child list cut by offsets.
+pub const KIND_TABLE: u8 = 0x1D;
+pub const KIND_STR_COLUMN: u8 = 0x1E;
+pub const KIND_LIST_COLUMN: u8 = 0x1F;
 
 /// Flavors of a record type: how a reader rebuilds its instances.
 pub const FLAVOR_DATACLASS: u64 = 1;

@@ -180,7 +180,7 @@ fn hash_at(r: &Reader<'_>, v: Value<'_>, depth: usize, steps: &mut usize) -> Res
         Value::Ext(e) => {
             return Err(FormatError::at(e.start, format!("a {} is not stored as a key or set element", crate::typed::kind_name(e.kind))))
         }
-        Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::NumList(_) | Value::NdArray(_) => {
+        Value::List(_) | Value::Column(_) | Value::Dict(_) | Value::Set(_) | Value::NumList(_) | Value::NdArray(_) => {
             return Err(FormatError::new("unhashable value (list, dict, set or array) used as a key or set element"))
         }
         Value::Record(r) => return Err(FormatError::at(r.start, "a record is not stored as a key or set element")),

@@ -15,6 +15,7 @@ use crate::error::FormatError;
 use crate::format::{TAG_INT, TAG_MASK};
 use crate::hash::spend;
 use crate::format::{FLAVOR_ENUM_MIXIN, FLAVOR_NAMEDTUPLE};
+use crate::columns::Column;
 use crate::reader::{Dict, Reader, Seq, Str, Value};
 
 /// Why a value has no JSON text: the path to it (like `root[3]["a"]`) and the reason.
@@ -37,6 +38,7 @@ impl std::error::Error for JsonError {}
 enum Step {
     Seq { seq: Seq, next: usize },
     Dict { dict: Dict, next: usize },
+    Col { col: Column, next: usize },
 }
 
 /// Appends the JSON text of `v` to `out`.
@@ -108,12 +110,31 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
                     }
                     i == dict.len && self.stack.len() == depth
                 }
+                Step::Col { col, next } => {
+                    let mut i = next;
+                    while i < col.len {
+                        let item = self.r.column_item(col, i).map_err(|e| self.error_at(Fail::Malformed(e), Some(i)))?;
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        i += 1;
+                        self.value(item, out).map_err(|e| self.error_at(e, Some(i - 1)))?;
+                        if self.stack.len() > depth {
+                            break;
+                        }
+                    }
+                    if let Step::Col { next, .. } = &mut self.stack[depth - 1] {
+                        *next = i;
+                    }
+                    i == col.len && self.stack.len() == depth
+                }
             };
             if finished {
                 let done = self.stack.pop().expect("a step");
                 let (close, key) = match done {
                     Step::Seq { seq, .. } => (b']', (seq.pos, seq.len)),
-                    Step::Dict { dict, .. } => (b'}', (dict.start, usize::MAX)),
+                    Step::Dict { dict, .. } => (b'}', dict_key(&dict)),
+                    Step::Col { col, .. } => (b']', (col.start, col.first)),
                 };
                 if self.r.cyclic() {
                     self.on_path.remove(&key);
@@ -128,7 +149,7 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
     fn error_at(&mut self, fail: Fail, item: Option<usize>) -> JsonError {
         if let Some(i) = item {
             match self.stack.last_mut() {
-                Some(Step::Seq { next, .. }) | Some(Step::Dict { next, .. }) => *next = i + 1,
+                Some(Step::Seq { next, .. }) | Some(Step::Dict { next, .. }) | Some(Step::Col { next, .. }) => *next = i + 1,
                 None => {}
             }
         }
@@ -140,7 +161,7 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
         let mut path = String::from("root");
         for s in &self.stack {
             match *s {
-                Step::Seq { next, .. } => {
+                Step::Seq { next, .. } | Step::Col { next, .. } => {
                     let _ = write!(path, "[{}]", next - 1);
                 }
                 Step::Dict { dict, next } => {
@@ -192,9 +213,14 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
                 self.stack.push(Step::Seq { seq, next: 0 });
             }
             Value::Dict(dict) => {
-                self.enter((dict.start, usize::MAX))?;
+                self.enter(dict_key(&dict))?;
                 out.push(b'{');
                 self.stack.push(Step::Dict { dict, next: 0 });
+            }
+            Value::Column(col) => {
+                self.enter((col.start, col.first))?;
+                out.push(b'[');
+                self.stack.push(Step::Col { col, next: 0 });
             }
             Value::Bytes(_) => return Err(Fail::NotJson("bytes have no JSON form".into())),
             Value::Complex(..) => return Err(Fail::NotJson("a complex number has no JSON form".into())),
@@ -418,6 +444,11 @@ pub fn bigint_decimal(le: &[u8]) -> String {
     s
 }
 
+/// The mark of a dict on the current path (rows of one table share its start).
+fn dict_key(d: &Dict) -> (usize, usize) {
+    (d.start, usize::MAX - d.row.map_or(0, |r| r + 1))
+}
+
 fn kind_name(v: &Value<'_>) -> &'static str {
     match v {
         Value::None => "None",
@@ -434,7 +465,7 @@ fn kind_name(v: &Value<'_>) -> &'static str {
         Value::Dict(_) => "dict",
         Value::Ext(e) => crate::typed::kind_name(e.kind),
         Value::NdArray(_) => "ndarray",
-        Value::NumList(_) => "list",
+        Value::NumList(_) | Value::Column(_) => "list",
         Value::Record(_) => "record",
     }
 }

@@ -20,6 +20,7 @@
 //! }
 //! ```
 
+pub mod columns;
 pub mod equality;
 pub mod error;
 pub mod format;
@@ -32,6 +33,7 @@ pub mod typed;
 pub mod verify;
 pub mod writer;
 
+pub use columns::{Child, Column, ColumnKind};
 pub use equality::values_eq;
 pub use error::{FormatError, Result};
 pub use reader::{announced_length, compute_checksum, compute_checksum_split, header_bytes, ChecksumStream, parse_header, Dict, Header, NdArray, NumList, Reader, RecType, Record, Region, Seq, Str, Table, Value};

@@ -7,6 +7,7 @@
 
 use crate::error::{FormatError, Result};
 use crate::format::*;
+use crate::columns::Column;
 use crate::typed::{self, Ext};
 
 /// A decoded slot. Containers are cheap handles into the buffer.
@@ -34,6 +35,9 @@ pub enum Value<'a> {
     Record(Record),
     /// A 2-tuple of two small ints held in its slot (a PAIR slot).
     Pair(i64, i64),
+    /// A list stored in columns: a TABLE (its items are dicts), a
+    /// STR_COLUMN (strings) or a LIST_COLUMN (lists); see `columns`.
+    Column(Column),
 }
 
 /// A list stored as `len` raw little-endian i64 (or f64, when `float`) at `pos`.
@@ -102,6 +106,10 @@ enum StrData<'a> {
 }
 
 impl<'a> Str<'a> {
+    /// A string of `len` code units of `width` held in `data`.
+    pub(crate) fn borrowed(width: Width, len: usize, data: &'a [u8]) -> Str<'a> {
+        Str { width, len, data: StrData::Borrowed(data) }
+    }
     /// The code units, `len * width.unit()` bytes, little-endian.
     pub fn units(&self) -> &[u8] {
         match &self.data {
@@ -146,13 +154,17 @@ impl Table {
     }
 }
 
-/// A dict at `start`: keys in the shape `shape`, values at `values`.
+/// A dict at `start`: keys in the shape `shape`, value slots at `values`.
+/// A row of a TABLE at `start` has `row` set: its values are item `row`
+/// of the columns whose slots are at `values` (read them with
+/// `Reader::dict_value`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dict {
     pub start: usize,
     pub shape: Table,
     pub values: usize,
     pub len: usize,
+    pub row: Option<usize>,
 }
 
 /// The parsed header of a region.
@@ -384,6 +396,11 @@ impl<'a> Reader<'a> {
         }
     }
 
+    #[inline(always)]
+    pub(crate) fn check_extent(&self, off: usize, size: usize, limit: usize, what: &str) -> Result<()> {
+        self.extent(off, size, limit, what)
+    }
+
     /// Checks that `[off, off+size)` lies inside the data area and, unless
     /// the reader is cyclic, ends at or before `limit`.
     #[inline(always)]
@@ -511,25 +528,14 @@ impl<'a> Reader<'a> {
             }
             KIND_DICT => {
                 // The header's len field holds the shape's offset / 8; n comes from the shape.
-                let shape_off = (len as usize) << 3;
-                self.extent(shape_off, 8, off, "dict shape")?;
-                let sh = self.word(shape_off)?;
-                if (sh & 0xFF) as u8 != KIND_SHAPE {
-                    return Err(bad(shape_off, "dict shape does not reference a shape object"));
-                }
-                let n = (sh >> 8) as usize;
-                if n > self.buf.len() {
-                    return Err(too_long());
-                }
-                let shape = self.table(shape_off, n, off, "shape object")?;
-                // Shapes precede their dicts in cyclic regions too: a shape
-                // is never part of a cycle.
-                if shape_off + pad8(8 + 8 * n + 4 * index_cap(n)) > off {
-                    return Err(bad(shape_off, "dict shape does not lie before its dict"));
-                }
+                let shape = self.shape_at((len as usize) << 3, off)?;
+                let n = shape.len;
                 self.extent(off, 8 + 8 * n, limit, "dict object")?;
-                Ok(Value::Dict(Dict { start: off, shape, values: body, len: n }))
+                Ok(Value::Dict(Dict { start: off, shape, values: body, len: n, row: None }))
             }
+            KIND_TABLE => self.decode_table(off, n, limit),
+            KIND_STR_COLUMN => self.decode_str_column(off, n, limit),
+            KIND_LIST_COLUMN => self.decode_list_column(off, n, limit),
             KIND_SHAPE => Err(bad(off, "a shape object is used as a value")),
             KIND_TYPE => Err(bad(off, "a record type object is used as a value")),
             KIND_INT_LIST | KIND_FLOAT_LIST => {
@@ -545,6 +551,26 @@ impl<'a> Reader<'a> {
             }
             k => Err(FormatError::at(off, format!("unknown object kind 0x{k:02x}"))),
         }
+    }
+
+    /// The SHAPE at `shape_off`, which must lie wholly before its user at
+    /// `user` (shapes precede their dicts in cyclic regions too: a shape is
+    /// never part of a cycle).
+    pub(crate) fn shape_at(&self, shape_off: usize, user: usize) -> Result<Table> {
+        self.extent(shape_off, 8, user, "dict shape")?;
+        let sh = self.word(shape_off)?;
+        if (sh & 0xFF) as u8 != KIND_SHAPE {
+            return Err(bad(shape_off, "dict shape does not reference a shape object"));
+        }
+        let n = (sh >> 8) as usize;
+        if n > self.buf.len() {
+            return Err(bad(shape_off, "object length does not fit in the region"));
+        }
+        let shape = self.table(shape_off, n, user, "shape object")?;
+        if shape_off + pad8(8 + 8 * n + 4 * index_cap(n)) > user {
+            return Err(bad(shape_off, "dict shape does not lie before its dict"));
+        }
+        Ok(shape)
     }
 
     /// The record type at `off`, which must lie wholly before `record`
@@ -670,6 +696,9 @@ impl<'a> Reader<'a> {
     }
     #[inline]
     pub fn dict_value(&self, d: Dict, i: usize) -> Result<Value<'a>> {
+        if let Some(row) = d.row {
+            return self.row_value(d, row, i);
+        }
         let slot = self.word(d.values + 8 * i)?;
         self.decode(slot, d.start)
     }

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::error::Result;
 use crate::format::*;
+use crate::columns::{offsets_size, ColumnKind};
 use crate::reader::{Reader, Value};
 
 /// Counts of values and the bytes they occupy, by kind.
@@ -111,6 +112,32 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
                 let size = 8 + 8 * t.len + 4 * index_cap(t.len);
                 (if matches!(v, Value::Set(_)) { "sets" } else { "frozensets" }, pad8(size) as u64)
             }
+            Value::Column(c) => match c.kind {
+                ColumnKind::Rows { shape, cols } => {
+                    let uses = st.shapes.entry(shape.start).or_insert(0);
+                    *uses += c.len as u64;
+                    if *uses == c.len as u64 {
+                        let size = 8 + 8 * shape.len + 4 * index_cap(shape.len);
+                        let e = st.kinds.entry("shapes (dict keys)").or_default();
+                        e.count += 1;
+                        e.bytes += pad8(size) as u64;
+                        for i in (0..shape.len).rev() {
+                            stack.push((r.word(shape.pos + 8 * i)?, shape.start));
+                        }
+                    }
+                    for i in (0..shape.len).rev() {
+                        stack.push((r.word(cols + 8 * i)?, c.start));
+                    }
+                    ("tables (lists of dicts, by column)", 16 + 8 * shape.len as u64)
+                }
+                ColumnKind::Strs { width, total, .. } => {
+                    ("string columns", (16 + offsets_size(c.len) + pad8(total * width.unit())) as u64)
+                }
+                ColumnKind::Lists { .. } => {
+                    stack.push((r.word(c.start + 8)?, c.start));
+                    ("list columns", (16 + offsets_size(c.len)) as u64)
+                }
+            },
             Value::Dict(d) => {
                 let uses = st.shapes.entry(d.shape.start).or_insert(0);
                 *uses += 1;

@@ -15,16 +15,32 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::error::{FormatError, Result};
 use crate::format::*;
 use crate::hash::{hash_value, spend, MAX_KEY_DEPTH};
+use crate::columns::{Column, ColumnKind};
 use crate::reader::{Dict, RecType, Reader, Record, Seq, Table, Value};
 use crate::writer::{Builder, ForwardRefs};
 
 /// Entries of the cache of copied strings (a power of two).
 const LEAF_CACHE: usize = 1 << 16;
 
+/// The source key of a container without an address of its own (a
+/// LIST_COLUMN's slice): never remembered, never met again.
+const NO_ADDRESS: u64 = u64::MAX;
+
 enum Frame {
     Seq { src: u64, seq: Seq, tuple: bool, next: usize, base: usize },
+    /// A TABLE row, copied as a dict.
+    Row { dict: Dict, shape: u64, next: usize, base: usize },
+    /// A TABLE (`shape` set: its copied shape) or LIST_COLUMN: its column
+    /// or child slots are copied, then the object around them.
+    Columns { src: u64, col: Column, shape: Option<u64>, count: usize, next: usize, base: usize },
     Dict { src: u64, dict: Dict, shape: u64, next: usize, base: usize },
     Record { src: u64, rec: Record, ty: u64, next: usize, base: usize },
+}
+
+/// The next thing to copy: a slot, or a value that has none (an item of a column).
+enum Next<'a> {
+    Slot(u64, usize),
+    Value(Value<'a>),
 }
 
 /// What has been copied from one source region into one destination; keep
@@ -81,10 +97,19 @@ impl Transplant {
     /// Copies the value of `slot` (found in a container starting at `limit`)
     /// from `src` into `dst` and returns its slot there.
     pub fn copy(&mut self, src: &Reader<'_>, dst: &mut Builder, slot: u64, limit: usize) -> Result<u64> {
+        self.copy_next(src, dst, Next::Slot(slot, limit))
+    }
+
+    /// Copies a value that has no slot of its own (a row of a table, a
+    /// slice of a list column) and returns its slot in `dst`.
+    pub fn copy_value(&mut self, src: &Reader<'_>, dst: &mut Builder, v: Value<'_>) -> Result<u64> {
+        self.copy_next(src, dst, Next::Value(v))
+    }
+
+    fn copy_next<'a>(&mut self, src: &Reader<'a>, dst: &mut Builder, first: Next<'a>) -> Result<u64> {
         // Each copy of a valid source visits at most one slot per word.
         self.steps = src.buf().len() / 8 + 1;
-        let first = self.visit(src, dst, slot, limit)?;
-        if let Some(s) = first {
+        if let Some(s) = self.visit_next(src, dst, first)? {
             return Ok(s);
         }
         while let Some(top) = self.frames.last_mut() {
@@ -92,47 +117,136 @@ impl Transplant {
                 Frame::Seq { seq, next, .. } if *next < seq.len => {
                     let (seq, i) = (*seq, *next);
                     *next += 1;
-                    Some((src.seq_slot(seq, i)?, seq.start))
+                    Some(Next::Slot(src.seq_slot(seq, i)?, seq.start))
                 }
                 Frame::Dict { dict, next, .. } if *next < dict.len => {
                     let (d, i) = (*dict, *next);
                     *next += 1;
-                    Some((src.word(d.values + 8 * i)?, d.start))
+                    Some(Next::Slot(src.word(d.values + 8 * i)?, d.start))
                 }
                 Frame::Record { rec, next, .. } if *next < rec.len => {
                     let (r, i) = (*rec, *next);
                     *next += 1;
-                    Some((src.word(r.values + 8 * i)?, r.start))
+                    Some(Next::Slot(src.word(r.values + 8 * i)?, r.start))
+                }
+                Frame::Row { dict, next, .. } if *next < dict.len => {
+                    let (d, i) = (*dict, *next);
+                    *next += 1;
+                    Some(row_item(src, d, i)?)
+                }
+                Frame::Columns { col, count, next, .. } if *next < *count => {
+                    let (c, i) = (*col, *next);
+                    *next += 1;
+                    // A table's column slots follow its shape word; a list column's child slot is its first word.
+                    let pos = if matches!(c.kind, ColumnKind::Rows { .. }) { c.start + 16 + 8 * i } else { c.start + 8 };
+                    Some(Next::Slot(src.word(pos)?, c.start))
                 }
                 _ => None,
             };
             match child {
-                Some((s, lim)) => {
-                    if let Some(out) = self.visit(src, dst, s, lim)? {
+                Some(next) => {
+                    if let Some(out) = self.visit_next(src, dst, next)? {
                         self.slots.push(out);
                     }
                 }
-                None => self.finish_frame(dst),
+                None => self.finish_frame(src, dst)?,
             }
         }
         Ok(self.slots.pop().expect("the copied value leaves one slot"))
     }
 
-    fn finish_frame(&mut self, dst: &mut Builder) {
+    fn finish_frame(&mut self, src: &Reader<'_>, dst: &mut Builder) -> Result<()> {
         let depth = self.frames.len() - 1;
-        let (src, out, base) = match self.frames.pop().expect("a frame to finish") {
+        let (src_key, out, base) = match self.frames.pop().expect("a frame to finish") {
             Frame::Seq { src, tuple, base, .. } => (src, dst.seq(tuple, &self.slots[base..]), base),
             Frame::Dict { src, shape, base, .. } => (src, dst.dict(shape, &self.slots[base..]), base),
             Frame::Record { src, ty, base, .. } => (src, dst.record(ty, &self.slots[base..]), base),
+            Frame::Row { shape, base, .. } => (NO_ADDRESS, dst.dict(shape, &self.slots[base..]), base),
+            Frame::Columns { src: key, col, shape, base, .. } => {
+                let out = match (shape, col.kind) {
+                    (Some(shape), _) => dst.table_object(col.len, shape, &self.slots[base..]),
+                    (None, ColumnKind::Lists { offs, .. }) => {
+                        let offsets = (0..=col.len).map(|i| read_u32(src.buf(), offs + 4 * i)).collect::<Vec<u32>>();
+                        dst.list_column(self.slots[base], &offsets)
+                    }
+                    _ => unreachable!("a columns frame is a table or a list column"),
+                };
+                (key, out, base)
+            }
         };
         self.forward.note(out, &self.slots[base..]);
         self.forward.resolve(dst, depth, out);
         self.slots.truncate(base);
-        self.active.remove(&src);
-        if self.share {
-            self.containers.insert(src, out);
+        if src_key != NO_ADDRESS {
+            self.active.remove(&src_key);
+            if self.share {
+                self.containers.insert(src_key, out);
+            }
         }
         self.slots.push(out);
+        Ok(())
+    }
+
+    fn visit_next<'a>(&mut self, src: &Reader<'a>, dst: &mut Builder, next: Next<'a>) -> Result<Option<u64>> {
+        match next {
+            Next::Slot(slot, limit) => self.visit(src, dst, slot, limit),
+            Next::Value(v) => self.visit_value(src, dst, v),
+        }
+    }
+
+    /// A value without a slot: a leaf, or a row or slice (a frame is pushed).
+    fn visit_value(&mut self, src: &Reader<'_>, dst: &mut Builder, v: Value<'_>) -> Result<Option<u64>> {
+        spend(&mut self.steps)?;
+        let base = self.slots.len();
+        match v {
+            Value::Dict(dict) if dict.row.is_some() => {
+                let shape = self.shape(src, dst, dict.shape)?;
+                self.frames.push(Frame::Row { dict, shape, next: 0, base });
+                Ok(None)
+            }
+            Value::List(seq) if seq.len > 0 => {
+                self.frames.push(Frame::Seq { src: NO_ADDRESS, seq, tuple: false, next: 0, base });
+                Ok(None)
+            }
+            Value::Column(c) => self.column(src, dst, NO_ADDRESS, c),
+            _ => self.leaf_or_key(src, dst, v, 0).map(Some),
+        }
+    }
+
+    /// A columnar list: strings are copied at once, tables and list columns
+    /// through a frame over their column slots.
+    fn column(&mut self, src: &Reader<'_>, dst: &mut Builder, key: u64, c: Column) -> Result<Option<u64>> {
+        let base = self.slots.len();
+        match c.kind {
+            ColumnKind::Strs { width, offs, units, .. } => {
+                let (a, b) = (read_u32(src.buf(), offs + 4 * c.first), read_u32(src.buf(), offs + 4 * (c.first + c.len)));
+                if a > b {
+                    return Err(FormatError::at(offs, "string column offsets decrease"));
+                }
+                let offsets = (0..=c.len).map(|i| read_u32(src.buf(), offs + 4 * (c.first + i)).wrapping_sub(a)).collect::<Vec<u32>>();
+                let u = width.unit();
+                let data = src
+                    .buf()
+                    .get(units + a as usize * u..units + b as usize * u)
+                    .ok_or_else(|| FormatError::at(offs, "string column offsets run past its units"))?;
+                // Each string is checked as the reader checks it.
+                for i in 0..c.len {
+                    src.column_item(c, i)?;
+                }
+                Ok(Some(dst.str_column(width, &offsets, data)))
+            }
+            ColumnKind::Rows { shape, .. } => {
+                let shape_out = self.shape(src, dst, shape)?;
+                self.enter(key, self.frames.len());
+                self.frames.push(Frame::Columns { src: key, col: c, shape: Some(shape_out), count: shape.len, next: 0, base });
+                Ok(None)
+            }
+            ColumnKind::Lists { .. } => {
+                self.enter(key, self.frames.len());
+                self.frames.push(Frame::Columns { src: key, col: c, shape: None, count: 1, next: 0, base });
+                Ok(None)
+            }
+        }
     }
 
     /// A leaf's slot, or `None` after pushing a frame for a container.
@@ -187,6 +301,13 @@ impl Transplant {
                 self.frames.push(Frame::Record { src: slot, rec, ty, next: 0, base });
                 Ok(None)
             }
+            Value::Column(c) => {
+                let out = self.column(src, dst, slot, c)?;
+                if let (Some(o), true) = (out, self.share) {
+                    self.containers.insert(slot, o);
+                }
+                Ok(out)
+            }
             Value::Set(_) | Value::FrozenSet(_) | Value::NumList(_) => {
                 let out = self.leaf_or_key(src, dst, v, 0)?;
                 if self.share {
@@ -228,7 +349,7 @@ impl Transplant {
     fn enter(&mut self, slot: u64, depth: usize) {
         // Only a source that may hold cycles can lead back to a container
         // being copied; others need not pay for the bookkeeping.
-        if self.share {
+        if self.share && slot != NO_ADDRESS {
             self.active.insert(slot, depth);
         }
     }
@@ -313,7 +434,19 @@ impl Transplant {
                 dst.ndarray(a.data, a.itemsize, a.flags, &shape, a.dtype)
             }
             Value::Dict(_) => return Err(FormatError::new("a dict cannot be a set element or dict key")),
+            Value::Column(_) => return Err(FormatError::new("a list cannot be a set element or dict key")),
             Value::Record(_) => return Err(FormatError::new("a record cannot be a set element or dict key")),
         })
+    }
+}
+
+/// Value `i` of a table row: the slot of a slot column's item (so that
+/// strings and containers are found again), else the value itself.
+fn row_item<'a>(src: &Reader<'a>, d: Dict, i: usize) -> Result<Next<'a>> {
+    let row = d.row.expect("a row");
+    let col = src.table_column(d.start, d.values, i)?;
+    match col {
+        Value::List(seq) if seq.len > row => Ok(Next::Slot(src.seq_slot(seq, row)?, seq.start)),
+        _ => Ok(Next::Value(src.dict_value(d, i)?)),
     }
 }

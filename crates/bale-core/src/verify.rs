@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 
+use crate::columns::{Column, ColumnKind};
 use crate::equality::values_eq;
 use crate::error::{FormatError, Result};
 use crate::format::*;
@@ -337,6 +338,11 @@ impl<'a> Verifier<'a> {
             Value::NumList(l) => {
                 self.first_visit(slot, l.start, false)?;
             }
+            Value::Column(c) => {
+                if self.first_visit(slot, c.start, false)? {
+                    self.check_column(c)?;
+                }
+            }
             Value::NdArray(a) => {
                 if a.dtype.contains('U') && !a.data.is_empty() {
                     self.text_arrays.push(a.start);
@@ -366,6 +372,53 @@ impl<'a> Verifier<'a> {
                 }
             }
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// A TABLE's columns are list-likes of its length, a LIST_COLUMN's
+    /// offsets cut its child, a STR_COLUMN's strings are canonical; what
+    /// they reference is queued.
+    fn check_column(&mut self, c: Column) -> Result<()> {
+        let r = self.r;
+        match c.kind {
+            ColumnKind::Rows { shape, cols } => {
+                if !self.shareable.test_and_set(shape.start / 8) {
+                    self.check_table(shape)?;
+                    self.push_slots(shape.pos, shape.len, shape.start)?;
+                }
+                for i in 0..shape.len {
+                    let col = r.table_column(c.start, cols, i)?;
+                    if r.list_len(&col) != Some(c.len) || matches!(col, Value::Tuple(_)) {
+                        return Err(FormatError::at(cols + 8 * i, "table column is not a list as long as its table"));
+                    }
+                    self.stack.push(Work::Slot(r.word(cols + 8 * i)?, c.start));
+                }
+            }
+            ColumnKind::Strs { width, offs, units, .. } => {
+                let mut prev = 0;
+                for i in 0..c.len {
+                    let end = read_u32(r.buf(), offs + 4 * (i + 1)) as usize;
+                    if end < prev {
+                        return Err(FormatError::at(offs + 4 * i, "string column offsets decrease"));
+                    }
+                    let u = width.unit();
+                    let data = &r.buf()[units + prev * u..units + end * u];
+                    crate::reader::check_units(width, data, units + prev * u)?;
+                    if width != Width::Ascii && canonical_width(width, data) != width {
+                        return Err(FormatError::at(units + prev * u, "string column holds a string not at its smallest width"));
+                    }
+                    prev = end;
+                }
+            }
+            ColumnKind::Lists { offs, .. } => {
+                for i in 0..c.len {
+                    if read_u32(r.buf(), offs + 4 * (i + 1)) < read_u32(r.buf(), offs + 4 * i) {
+                        return Err(FormatError::at(offs + 4 * i, "list column offsets decrease"));
+                    }
+                }
+                self.stack.push(Work::Slot(r.word(c.start + 8)?, c.start));
+            }
         }
         Ok(())
     }

@@ -247,6 +247,47 @@ impl Builder {
         off as u64
     }
 
+    /// A TABLE of `rows` dicts with the keys of the shape at `shape`: one
+    /// column slot per key, each a list-like of `rows` items written before.
+    pub fn table_object(&mut self, rows: usize, shape: u64, cols: &[u64]) -> u64 {
+        let off = self.len();
+        self.put(header_word(KIND_TABLE, rows as u64));
+        self.put(shape);
+        self.put_slots(cols);
+        off as u64
+    }
+
+    /// A STR_COLUMN: string i is `units[offsets[i]..offsets[i+1]]` (in code
+    /// units of `width`, the smallest width of every string in it).
+    pub fn str_column(&mut self, width: Width, offsets: &[u32], units: &[u8]) -> u64 {
+        let off = self.len();
+        let n = offsets.len() - 1;
+        self.put(header_word(KIND_STR_COLUMN, n as u64));
+        self.put(width as u64 | ((units.len() / width.unit()) as u64) << 8);
+        self.put_offsets(offsets);
+        self.put_padded(units);
+        off as u64
+    }
+
+    /// A LIST_COLUMN: list i is items `offsets[i]..offsets[i+1]` of the
+    /// list-like at `child` (a list, number list or string column).
+    pub fn list_column(&mut self, child: u64, offsets: &[u32]) -> u64 {
+        let off = self.len();
+        self.put(header_word(KIND_LIST_COLUMN, (offsets.len() - 1) as u64));
+        self.put(child);
+        self.put_offsets(offsets);
+        off as u64
+    }
+
+    fn put_offsets(&mut self, offsets: &[u32]) {
+        for o in offsets {
+            self.buf.extend_from_slice(&o.to_le_bytes());
+        }
+        if offsets.len() % 2 == 1 {
+            self.buf.extend_from_slice(&[0u8; 4]);
+        }
+    }
+
     /// Makes room for `extra` more bytes at once (before a large write).
     pub fn reserve(&mut self, extra: usize) {
         self.buf.reserve(extra);

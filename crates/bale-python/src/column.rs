@@ -1,13 +1,13 @@
 //! `bale.column`: one field of every record of a list, in one native pass.
 
-use bale_core::{Reader, Value};
+use bale_core::{Column, ColumnKind, Reader, Value};
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 use crate::errors::format_error;
-use crate::views::{find_in, value_to_py, view_parts, Node};
+use crate::views::{find_in, value_to_py, view_parts, Items, Node};
 
 enum Numbers {
     Ints(Vec<i64>),
@@ -31,43 +31,58 @@ pub fn column(py: Python<'_>, records: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>
     };
     let reg = region.get();
     let r: Reader<'_> = reg.reader();
-    // Where the key sits in each shape met so far (records mostly share one).
-    let mut last_shape: Option<(usize, usize)> = None;
-    let mut slots: Vec<(u64, usize)> = Vec::with_capacity(seq.len);
-    for i in 0..seq.len {
-        let d = match r.seq_item(seq, i).map_err(format_error)? {
-            Value::Dict(d) => d,
-            _ => return Err(PyTypeError::new_err(format!("column(): item {i} is not a dict"))),
-        };
-        let at = match last_shape {
-            Some((shape, at)) if shape == d.shape.start => at,
-            _ => {
-                let at = find_in(reg, d.shape, key)?
-                    .ok_or_else(|| PyKeyError::new_err(format!("column(): item {i} has no key {}", key.repr().map(|r| r.to_string()).unwrap_or_default())))?;
-                last_shape = Some((d.shape.start, at));
-                at
-            }
-        };
-        slots.push((r.word(d.values + 8 * at).map_err(format_error)?, d.start));
+    let mut values: Vec<Value<'_>> = Vec::with_capacity(seq.len());
+    if let Items::Column(Column { kind: ColumnKind::Rows { shape, cols }, start, first: 0, len }) = seq {
+        // A table holds the field as a column already.
+        let at = find_in(reg, shape, key)?.ok_or_else(|| missing(0, key))?;
+        let col = r.table_column(start, cols, at).map_err(format_error)?;
+        if r.list_len(&col) != Some(len) {
+            return Err(format_error(bale_core::FormatError::at(cols + 8 * at, "table column is not a list as long as its table")));
+        }
+        for i in 0..len {
+            values.push(r.list_item(col, i).map_err(format_error)?);
+        }
+    } else {
+        // Where the key sits in each shape met so far (records mostly share one).
+        let mut last_shape: Option<(usize, usize)> = None;
+        for i in 0..seq.len() {
+            let d = match seq.get(&r, i).map_err(format_error)? {
+                Value::Dict(d) => d,
+                _ => return Err(PyTypeError::new_err(format!("column(): item {i} is not a dict"))),
+            };
+            let at = match last_shape {
+                Some((shape, at)) if shape == d.shape.start => at,
+                _ => {
+                    let at = find_in(reg, d.shape, key)?.ok_or_else(|| missing(i, key))?;
+                    last_shape = Some((d.shape.start, at));
+                    at
+                }
+            };
+            values.push(r.dict_value(d, at).map_err(format_error)?);
+        }
     }
-    if let Some(nums) = numbers(&r, &slots)? {
+    if let Some(nums) = numbers(&values) {
         if let Some(array) = to_numpy(py, nums)? {
             return Ok(array);
         }
     }
     let out = PyList::empty(py);
-    for &(slot, limit) in &slots {
-        out.append(value_to_py(py, &region, r.decode(slot, limit).map_err(format_error)?)?)?;
+    for &v in &values {
+        out.append(value_to_py(py, &region, v)?)?;
     }
     Ok(out.into_any().unbind())
 }
 
+fn missing(i: usize, key: &Bound<'_, PyAny>) -> PyErr {
+    PyKeyError::new_err(format!("column(): item {i} has no key {}", key.repr().map(|r| r.to_string()).unwrap_or_default()))
+}
+
 /// The values as numbers, if they all are ints (in i64) or all numbers.
-fn numbers(r: &Reader<'_>, slots: &[(u64, usize)]) -> PyResult<Option<Numbers>> {
-    let mut ints = Vec::with_capacity(slots.len());
+fn numbers(values: &[Value<'_>]) -> Option<Numbers> {
+    let mut ints = Vec::with_capacity(values.len());
     let mut floats: Option<Vec<f64>> = None;
-    for &(slot, limit) in slots {
-        match r.decode(slot, limit).map_err(format_error)? {
+    for v in values {
+        match *v {
             Value::Int(i) => match &mut floats {
                 Some(f) => f.push(i as f64),
                 None => ints.push(i),
@@ -76,13 +91,13 @@ fn numbers(r: &Reader<'_>, slots: &[(u64, usize)]) -> PyResult<Option<Numbers>> 
                 let f = floats.get_or_insert_with(|| ints.iter().map(|&i| i as f64).collect());
                 f.push(x);
             }
-            _ => return Ok(None),
+            _ => return None,
         }
     }
-    Ok(Some(match floats {
+    Some(match floats {
         Some(f) => Numbers::Floats(f),
         None => Numbers::Ints(ints),
-    }))
+    })
 }
 
 /// A numpy array of the numbers; `None` when numpy is not installed.

@@ -12,7 +12,7 @@ use std::ptr::addr_of_mut;
 
 use bale_core::format::{
     FLAVOR_ENUM, FLAVOR_ENUM_MIXIN, FLAVOR_NAMEDTUPLE,
-    make_int_slot, make_pair_slot, make_seq_slot, make_sstr_slot, FLAG_CYCLIC, FLAG_SHARED, SLOT_EMPTY_LIST, SLOT_EMPTY_TUPLE, SLOT_FALSE, SLOT_NONE,
+    make_int_slot, make_pair_slot, make_seq_slot, make_sstr_slot, SHORT_MAX, FLAG_CYCLIC, FLAG_SHARED, SLOT_EMPTY_LIST, SLOT_EMPTY_TUPLE, SLOT_FALSE, SLOT_NONE,
     SLOT_TRUE, TAG_LIST, TAG_TUPLE,
 };
 use bale_core::format::Width;
@@ -29,7 +29,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::errors::CompactError;
 use crate::strings::str_units;
 use crate::region::Region;
-use crate::views::{check_expansion, view_parts, Node};
+use crate::views::{check_expansion, view_parts, Items, Node};
+use bale_core::columns::is_slice;
 use crate::thawing::thaw_value;
 use crate::typed::{classify, scalar_parts, ArrayParts, Handler};
 
@@ -779,7 +780,7 @@ impl<'py> Compactor<'py> {
         };
         let reg = region.get();
         let slot = node_slot(node);
-        if let Some(target) = &self.target {
+        if let (Some(target), Some(slot)) = (&self.target, slot) {
             if target.get().same_lineage(reg) {
                 // Handles of one lineage agree on every byte below their
                 // length, and the append starts past all of them.
@@ -794,7 +795,11 @@ impl<'py> Compactor<'py> {
             .entry(key)
             .or_insert_with(|| (region.clone_ref(self.py), Transplant::new(&reg.reader(), share, reg.is_shared())));
         let r = reg.reader();
-        let out = t.copy(&r, &mut self.builder, slot, r.buf().len()).map_err(crate::errors::format_error)?;
+        let out = match slot {
+            Some(slot) => t.copy(&r, &mut self.builder, slot, r.buf().len()),
+            None => t.copy_value(&r, &mut self.builder, node.value()),
+        }
+        .map_err(crate::errors::format_error)?;
         if t.made_shared() {
             self.flags |= FLAG_SHARED;
         }
@@ -1031,10 +1036,19 @@ unsafe fn content_signature(items: &[(*mut PyObject, *mut PyObject)]) -> Option<
     Some(sig.into_boxed_slice())
 }
 
-/// The slot that refers to a view's container where it is stored.
-pub fn node_slot(node: Node) -> u64 {
-    match node {
-        Node::List(s) | Node::Tuple(s) => {
+/// The slot that refers to a view's container where it is stored; `None`
+/// for what has no place of its own (a table's row, a slice of a list
+/// column), which must be copied instead.
+pub fn node_slot(node: Node) -> Option<u64> {
+    if is_slice(&node.value()) {
+        return match node {
+            Node::List(Items::Slots(s)) if s.len <= SHORT_MAX => Some(make_seq_slot(TAG_LIST, s.len, s.pos)),
+            _ => None,
+        };
+    }
+    Some(match node {
+        Node::List(Items::Column(c)) | Node::Tuple(Items::Column(c)) => c.start as u64,
+        Node::List(Items::Slots(s)) | Node::Tuple(Items::Slots(s)) => {
             let tag = if matches!(node, Node::List(_)) { TAG_LIST } else { TAG_TUPLE };
             if s.len == 0 {
                 tag
@@ -1044,11 +1058,12 @@ pub fn node_slot(node: Node) -> u64 {
                 s.start as u64
             }
         }
+        Node::Dict(d) if d.row.is_some() => return None,
         Node::Dict(d) => d.start as u64,
         Node::Set(t) | Node::FrozenSet(t) => t.start as u64,
         Node::NumList(l) => l.start as u64,
         Node::Record(r) => r.start as u64,
-    }
+    })
 }
 
 /// Compacts `obj` into a bare buffer (no header) for probes and comparisons.

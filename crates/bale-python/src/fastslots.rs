@@ -67,11 +67,11 @@ unsafe extern "C" fn sequence_next(slf: *mut PyObject) -> *mut PyObject {
 }
 
 unsafe extern "C" fn list_len(slf: *mut PyObject) -> ffi::Py_ssize_t {
-    value_of::<ListView>(slf).seq.len as ffi::Py_ssize_t
+    value_of::<ListView>(slf).seq.len() as ffi::Py_ssize_t
 }
 
 unsafe extern "C" fn tuple_len(slf: *mut PyObject) -> ffi::Py_ssize_t {
-    value_of::<TupleView>(slf).seq.len as ffi::Py_ssize_t
+    value_of::<TupleView>(slf).seq.len() as ffi::Py_ssize_t
 }
 
 unsafe extern "C" fn dict_len(slf: *mut PyObject) -> ffi::Py_ssize_t {

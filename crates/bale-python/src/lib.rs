@@ -54,10 +54,12 @@ pub(crate) fn new_region(py: Python<'_>, region: Region) -> PyResult<Py<Region>>
 #[pyfunction]
 fn region_of(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Option<Py<Region>>> {
     match view_parts(value) {
-        Some((region, node)) => {
-            let handle = region.get().with_root(compactor::node_slot(node));
-            Ok(Some(new_region(py, handle)?))
-        }
+        Some((region, node)) => match compactor::node_slot(node) {
+            Some(slot) => Ok(Some(new_region(py, region.get().with_root(slot))?)),
+            // A table row or list-column slice has no place of its own: the
+            // handle is rooted at a copy appended to the same region.
+            None => Ok(Some(region.bind(py).call_method1("append", (value,))?.cast_into::<Region>()?.unbind())),
+        },
         None => Ok(None),
     }
 }

@@ -365,6 +365,8 @@ impl Region {
     fn __repr__(&self) -> String {
         let what = match self.root_value() {
             Ok(Value::List(s)) => format!("list of {}", s.len),
+            Ok(Value::NumList(l)) => format!("list of {}", l.len),
+            Ok(Value::Column(c)) => format!("list of {}", c.len),
             Ok(Value::Tuple(s)) => format!("tuple of {}", s.len),
             Ok(Value::Dict(d)) => format!("dict of {}", d.len),
             Ok(Value::Set(t)) => format!("set of {}", t.len),

@@ -6,7 +6,9 @@ use bale_core::format::{pair_of, SLOT_FALSE, SLOT_NONE, SLOT_TRUE, TAG_CONST, TA
 use bale_core::hash::MAX_KEY_DEPTH;
 use std::rc::Rc;
 
-use bale_core::{Dict, Reader, Record, Seq, Value};
+use bale_core::columns::is_slice;
+use bale_core::format::read_u32;
+use bale_core::{Column, ColumnKind, Dict, Reader, Record, Seq, Value};
 use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 use rustc_hash::FxHashMap;
@@ -137,10 +139,14 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     let mut i = *next;
                     while i < dict.len && child.is_none() {
                         self.spend()?;
-                        let slot = self.r.word(dict.values + 8 * i).map_err(format_error)?;
-                        let (c, f) = match self.inline_scalar(slot)? {
-                            Some(c) => (c, None),
-                            None => self.make(self.r.decode(slot, dict.start).map_err(format_error)?)?,
+                        let (c, f) = if dict.row.is_some() {
+                            self.make(self.r.dict_value(dict, i).map_err(format_error)?)?
+                        } else {
+                            let slot = self.r.word(dict.values + 8 * i).map_err(format_error)?;
+                            match self.inline_scalar(slot)? {
+                                Some(c) => (c, None),
+                                None => self.make(self.r.decode(slot, dict.start).map_err(format_error)?)?,
+                            }
                         };
                         let rc = ffi::PyDict_SetItem(obj, self.keys[keys + i], c);
                         ffi::Py_DecRef(c);
@@ -251,6 +257,7 @@ impl<'a, 'py> Thaw<'a, 'py> {
                 (copy.into_ptr(), None)
             }
             Value::Record(rec) => (self.record(rec)?, None),
+            Value::Column(c) => (self.column(c)?, None),
             _ => unreachable!("scalars are handled above"),
         })
     }
@@ -284,6 +291,71 @@ impl<'a, 'py> Thaw<'a, 'py> {
         })();
         self.record_depth -= 1;
         Ok(crate::typed::build_record(self.py, &res, values?)?.into_ptr())
+    }
+
+    /// A list from a columnar object, column by column: a table's columns
+    /// are thawed whole, then zipped into dicts that share the key objects.
+    unsafe fn column(&mut self, c: Column) -> PyResult<*mut PyObject> {
+        if self.record_depth >= MAX_RECORD_DEPTH {
+            return Err(malformed(&format!("columns nested more than {MAX_RECORD_DEPTH} deep")));
+        }
+        self.record_depth += 1;
+        let out = self.column_inner(c);
+        self.record_depth -= 1;
+        out
+    }
+
+    unsafe fn column_inner(&mut self, c: Column) -> PyResult<*mut PyObject> {
+        let py = self.py;
+        let out = owned(py, ffi::PyList_New(c.len as ffi::Py_ssize_t))?;
+        let list = out.as_ptr();
+        match c.kind {
+            ColumnKind::Rows { shape, cols } => {
+                let keys = self.keys_of(Dict { start: c.start, shape, values: cols, len: shape.len, row: Some(0) })?;
+                let mut columns = Vec::with_capacity(shape.len);
+                for j in 0..shape.len {
+                    let col = self.r.table_column(c.start, cols, j).map_err(format_error)?;
+                    if self.r.list_len(&col) != Some(c.first + c.len) {
+                        return Err(malformed("table column is not a list as long as its table"));
+                    }
+                    columns.push(self.run(col)?);
+                }
+                for i in 0..c.len {
+                    self.spend()?;
+                    let d = owned(py, ffi::PyDict_New())?;
+                    for (j, col) in columns.iter().enumerate() {
+                        let v = ffi::PyList_GET_ITEM(col.as_ptr(), (c.first + i) as ffi::Py_ssize_t);
+                        if ffi::PyDict_SetItem(d.as_ptr(), self.keys[keys + j], v) != 0 {
+                            return Err(PyErr::fetch(py));
+                        }
+                    }
+                    ffi::PyList_SET_ITEM(list, i as ffi::Py_ssize_t, d.into_ptr());
+                }
+            }
+            ColumnKind::Strs { .. } => {
+                for i in 0..c.len {
+                    self.spend()?;
+                    let v = self.r.column_item(c, i).map_err(format_error)?;
+                    let p = scalar(py, &v).expect("strings are scalars")?;
+                    ffi::PyList_SET_ITEM(list, i as ffi::Py_ssize_t, p);
+                }
+            }
+            ColumnKind::Lists { child, offs } => {
+                let whole = self.run(child.value())?;
+                let buf = self.r.buf();
+                for i in 0..c.len {
+                    self.spend()?;
+                    let at = offs + 4 * (c.first + i);
+                    let (a, b) = (read_u32(buf, at) as usize, read_u32(buf, at + 4) as usize);
+                    if a > b || b > child.len() {
+                        return Err(malformed("list column offsets decrease or run past its child"));
+                    }
+                    let part = ffi::PyList_GetSlice(whole.as_ptr(), a as ffi::Py_ssize_t, b as ffi::Py_ssize_t);
+                    ffi::PyList_SET_ITEM(list, i as ffi::Py_ssize_t, owned(py, part)?.into_ptr());
+                }
+            }
+        }
+        Ok(out.into_ptr())
     }
 
     /// Fills a short list or tuple whose items are all INT or CONST slots
@@ -389,6 +461,11 @@ pub type ContainerKey = (u8, usize, usize);
 
 /// Identifies a container; scalars get the key `NOT_A_CONTAINER`.
 pub fn container_key(v: &Value<'_>) -> ContainerKey {
+    // Rows and list-column slices have no place of their own (and rows
+    // share their table's start): none is a container met again.
+    if is_slice(v) || matches!(v, Value::Dict(d) if d.row.is_some()) {
+        return NOT_A_CONTAINER;
+    }
     match *v {
         // Empty LIST/TUPLE slots have no place: each is a container of its own.
         Value::List(s) | Value::Tuple(s) if s.start == 0 => NOT_A_CONTAINER,
@@ -399,6 +476,7 @@ pub fn container_key(v: &Value<'_>) -> ContainerKey {
         Value::Dict(d) => (5, d.start, d.len),
         Value::NumList(l) => (6, l.start, l.len),
         Value::Record(r) => (7, r.start, r.len),
+        Value::Column(c) => (8, c.start, c.len),
         _ => NOT_A_CONTAINER,
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bale_core::hash::{hash_i64, hash_value};
-use bale_core::{values_eq, Dict, NumList, Reader, Record, Seq, Table, Value};
+use bale_core::{values_eq, Column, Dict, NumList, Reader, Record, Seq, Table, Value};
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -20,11 +20,37 @@ use crate::region::Region;
 use crate::strings::str_units;
 use crate::thawing::thaw_value;
 
+/// The items of a list or tuple view: slots, or a columnar list (a
+/// table's rows, a string column's strings, a list column's lists).
+#[derive(Clone, Copy, Debug)]
+pub enum Items {
+    Slots(Seq),
+    Column(Column),
+}
+
+impl Items {
+    #[inline]
+    pub fn len(&self) -> usize {
+        match self {
+            Items::Slots(s) => s.len,
+            Items::Column(c) => c.len,
+        }
+    }
+    /// Item `i` (below `len`).
+    #[inline]
+    pub fn get<'a>(&self, r: &Reader<'a>, i: usize) -> bale_core::Result<Value<'a>> {
+        match *self {
+            Items::Slots(s) => r.seq_item(s, i),
+            Items::Column(c) => r.column_item(c, i),
+        }
+    }
+}
+
 /// A container inside a region, without the region.
 #[derive(Clone, Copy, Debug)]
 pub enum Node {
-    List(Seq),
-    Tuple(Seq),
+    List(Items),
+    Tuple(Items),
     Set(Table),
     FrozenSet(Table),
     Dict(Dict),
@@ -35,8 +61,9 @@ pub enum Node {
 impl Node {
     pub fn value<'a>(self) -> Value<'a> {
         match self {
-            Node::List(s) => Value::List(s),
-            Node::Tuple(s) => Value::Tuple(s),
+            Node::List(Items::Slots(s)) => Value::List(s),
+            Node::List(Items::Column(c)) | Node::Tuple(Items::Column(c)) => Value::Column(c),
+            Node::Tuple(Items::Slots(s)) => Value::Tuple(s),
             Node::Set(t) => Value::Set(t),
             Node::FrozenSet(t) => Value::FrozenSet(t),
             Node::Dict(d) => Value::Dict(d),
@@ -56,8 +83,9 @@ pub fn value_to_py(py: Python<'_>, region: &Py<Region>, v: Value<'_>) -> PyResul
     }
     let region = region.clone_ref(py);
     Ok(match v {
-        Value::List(seq) => new_object(py, ListView { region, seq })?.into_any(),
-        Value::Tuple(seq) => new_object(py, TupleView { region, seq })?.into_any(),
+        Value::List(seq) => new_object(py, ListView { region, seq: Items::Slots(seq) })?.into_any(),
+        Value::Column(col) => new_object(py, ListView { region, seq: Items::Column(col) })?.into_any(),
+        Value::Tuple(seq) => new_object(py, TupleView { region, seq: Items::Slots(seq) })?.into_any(),
         Value::Dict(dict) => new_object(py, DictView { region, dict })?.into_any(),
         Value::Set(table) => new_object(py, SetView { region, table })?.into_any(),
         Value::FrozenSet(table) => new_object(py, FrozenSetView { region, table })?.into_any(),
@@ -188,7 +216,7 @@ pub fn find_in(region: &Region, table: Table, key: &Bound<'_, PyAny>) -> PyResul
 fn elements_matching(
     py: Python<'_>,
     region: &Py<Region>,
-    seq: Seq,
+    seq: Items,
     x: &Bound<'_, PyAny>,
     start: usize,
     stop: usize,
@@ -196,12 +224,12 @@ fn elements_matching(
 ) -> PyResult<(usize, Option<usize>)> {
     let reg = region.get();
     let r = reg.reader();
-    let stop = stop.min(seq.len);
+    let stop = stop.min(seq.len());
     let result = with_stored(x, |xr, xv| {
         let mut count = 0;
         let mut first = None;
         for i in start..stop {
-            let e = r.seq_item(seq, i).map_err(format_error)?;
+            let e = seq.get(&r, i).map_err(format_error)?;
             let Some(eq) = decided(values_eq(xr, xv, &r, e))? else {
                 return Ok(None);
             };
@@ -222,7 +250,7 @@ fn elements_matching(
     let mut count = 0;
     let mut first = None;
     for i in start..stop {
-        let e = value_to_py(py, region, r.seq_item(seq, i).map_err(format_error)?)?;
+        let e = value_to_py(py, region, seq.get(&r, i).map_err(format_error)?)?;
         if e.bind(py).eq(x)? {
             count += 1;
             first.get_or_insert(i);
@@ -287,6 +315,11 @@ pub fn check_expansion<'a>(r: &Reader<'a>, v: Value<'a>) -> PyResult<()> {
                     children.push(r.table_item(t, i).map_err(format_error)?);
                 }
             }
+            Value::Column(c) => {
+                for i in 0..c.len {
+                    children.push(r.column_item(c, i).map_err(format_error)?);
+                }
+            }
             Value::Dict(d) => {
                 let new_shape = shapes_seen.insert(d.shape.start);
                 for i in 0..d.len {
@@ -344,9 +377,11 @@ fn richcmp(
             }
             let r = region.get().reader();
             let other_cyclic = view_parts(other).is_some_and(|(o, _)| o.get().is_cyclic());
-            let same_place = view_parts(other).is_some_and(|(o, n)| {
-                o.get().same_lineage(region.get()) && crate::thawing::container_key(&n.value()) == crate::thawing::container_key(&node.value())
-            });
+            let key = crate::thawing::container_key(&node.value());
+            let same_place = key != crate::thawing::NOT_A_CONTAINER
+                && view_parts(other).is_some_and(|(o, n)| {
+                    o.get().same_lineage(region.get()) && crate::thawing::container_key(&n.value()) == key
+                });
             let eq = if same_place {
                 true
             } else if r.cyclic() || other_cyclic {
@@ -408,10 +443,10 @@ fn view_repr(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<String
     let join = |parts: Vec<String>| parts.join(", ");
     Ok(match node {
         Node::List(s) | Node::Tuple(s) => {
-            let parts = (0..s.len).map(|i| item(r.seq_item(s, i).map_err(format_error)?)).collect::<PyResult<Vec<_>>>()?;
+            let parts = (0..s.len()).map(|i| item(s.get(&r, i).map_err(format_error)?)).collect::<PyResult<Vec<_>>>()?;
             if matches!(node, Node::List(_)) {
                 format!("[{}]", join(parts))
-            } else if s.len == 1 {
+            } else if s.len() == 1 {
                 format!("({},)", parts[0])
             } else {
                 format!("({})", join(parts))
@@ -446,36 +481,36 @@ fn index_arg(key: &Bound<'_, PyAny>, len: usize, what: &str) -> PyResult<usize> 
     Ok(j as usize)
 }
 
-pub(crate) fn seq_getitem(py: Python<'_>, region: &Py<Region>, seq: Seq, key: &Bound<'_, PyAny>, tuple: bool) -> PyResult<Py<PyAny>> {
+pub(crate) fn seq_getitem(py: Python<'_>, region: &Py<Region>, seq: Items, key: &Bound<'_, PyAny>, tuple: bool) -> PyResult<Py<PyAny>> {
     let what = if tuple { "tuple" } else { "list" };
     let r = region.get().reader();
     unsafe {
         if ffi::PyLong_CheckExact(key.as_ptr()) != 0 {
             let i = ffi::PyLong_AsSsize_t(key.as_ptr());
             if !(i == -1 && !ffi::PyErr_Occurred().is_null()) {
-                let n = seq.len as isize;
+                let n = seq.len() as isize;
                 let j = if i < 0 { i + n } else { i };
                 if j < 0 || j >= n {
                     return Err(PyIndexError::new_err(format!("{what} index out of range")));
                 }
-                return value_to_py(py, region, r.seq_item(seq, j as usize).map_err(format_error)?);
+                return value_to_py(py, region, seq.get(&r, j as usize).map_err(format_error)?);
             }
             ffi::PyErr_Clear();
         }
     }
     if let Ok(slice) = key.cast::<PySlice>() {
-        let ind = slice.indices(seq.len as isize)?;
+        let ind = slice.indices(seq.len() as isize)?;
         let mut items = Vec::with_capacity(ind.slicelength);
         let mut i = ind.start;
         for _ in 0..ind.slicelength {
-            items.push(value_to_py(py, region, r.seq_item(seq, i as usize).map_err(format_error)?)?);
+            items.push(value_to_py(py, region, seq.get(&r, i as usize).map_err(format_error)?)?);
             i += ind.step;
         }
         return Ok(if tuple { PyTuple::new(py, items)?.into_any().unbind() } else { PyList::new(py, items)?.into_any().unbind() });
     }
     if key.hasattr("__index__")? {
-        let j = index_arg(key, seq.len, what)?;
-        return value_to_py(py, region, r.seq_item(seq, j).map_err(format_error)?);
+        let j = index_arg(key, seq.len(), what)?;
+        return value_to_py(py, region, seq.get(&r, j).map_err(format_error)?);
     }
     Err(PyTypeError::new_err(format!(
         "{what} indices must be integers or slices, not {}",
@@ -488,7 +523,7 @@ pub(crate) fn seq_getitem(py: Python<'_>, region: &Py<Region>, seq: Seq, key: &B
 #[pyclass(frozen, module = "bale")]
 pub struct SequenceIterator {
     pub(crate) region: Py<Region>,
-    seq: Seq,
+    seq: Items,
     next: AtomicUsize,
     reverse: bool,
 }
@@ -500,22 +535,23 @@ impl SequenceIterator {
     }
     pub(crate) fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let k = self.next.fetch_add(1, Ordering::Relaxed);
-        if k >= self.seq.len {
-            self.next.store(self.seq.len, Ordering::Relaxed);
+        let n = self.seq.len();
+        if k >= n {
+            self.next.store(n, Ordering::Relaxed);
             return Ok(None);
         }
-        let i = if self.reverse { self.seq.len - 1 - k } else { k };
+        let i = if self.reverse { n - 1 - k } else { k };
         let r = self.region.get().reader();
-        value_to_py(py, &self.region, r.seq_item(self.seq, i).map_err(format_error)?).map(Some)
+        value_to_py(py, &self.region, self.seq.get(&r, i).map_err(format_error)?).map(Some)
     }
     fn __length_hint__(&self) -> usize {
-        self.seq.len.saturating_sub(self.next.load(Ordering::Relaxed))
+        self.seq.len().saturating_sub(self.next.load(Ordering::Relaxed))
     }
 }
 
 /// Iterates a set's elements or a shape's keys: their slots read like a sequence's.
 fn table_iter(py: Python<'_>, region: &Py<Region>, t: Table) -> PyResult<Py<SequenceIterator>> {
-    let seq = Seq { start: t.start, pos: t.pos, len: t.len };
+    let seq = Items::Slots(Seq { start: t.start, pos: t.pos, len: t.len });
     new_object(py, SequenceIterator { region: region.clone_ref(py), seq, next: AtomicUsize::new(0), reverse: false })
 }
 
@@ -524,13 +560,13 @@ macro_rules! sequence_view {
         #[pyclass(frozen, module = "bale", name = $pyname, sequence)]
         pub struct $name {
             pub region: Py<Region>,
-            pub seq: Seq,
+            pub seq: Items,
         }
 
         #[pymethods]
         impl $name {
             fn __len__(&self) -> usize {
-                self.seq.len
+                self.seq.len()
             }
             fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
                 seq_getitem(py, &self.region, self.seq, key, $tuple)
@@ -542,11 +578,11 @@ macro_rules! sequence_view {
                 new_object(py, SequenceIterator { region: self.region.clone_ref(py), seq: self.seq, next: AtomicUsize::new(0), reverse: true })
             }
             fn __contains__(&self, py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<bool> {
-                Ok(elements_matching(py, &self.region, self.seq, x, 0, self.seq.len, true)?.1.is_some())
+                Ok(elements_matching(py, &self.region, self.seq, x, 0, self.seq.len(), true)?.1.is_some())
             }
             #[pyo3(signature = (value, start = 0, stop = isize::MAX, /))]
             fn index(&self, py: Python<'_>, value: &Bound<'_, PyAny>, start: isize, stop: isize) -> PyResult<usize> {
-                let n = self.seq.len as isize;
+                let n = self.seq.len() as isize;
                 let clamp = |i: isize| -> usize { (if i < 0 { (i + n).max(0) } else { i.min(n) }) as usize };
                 match elements_matching(py, &self.region, self.seq, value, clamp(start), clamp(stop), true)?.1 {
                     Some(i) => Ok(i),
@@ -555,7 +591,7 @@ macro_rules! sequence_view {
             }
             #[pyo3(signature = (value, /))]
             fn count(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<usize> {
-                Ok(elements_matching(py, &self.region, self.seq, value, 0, self.seq.len, false)?.0)
+                Ok(elements_matching(py, &self.region, self.seq, value, 0, self.seq.len(), false)?.0)
             }
             fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
                 richcmp(py, &self.region, Node::$node(self.seq), other, op)
@@ -802,8 +838,9 @@ pub fn layout_check(py: Python<'_>, region: &Py<Region>) -> PyResult<bool> {
     use crate::alloc::layout_matches as sample_matches;
     let seq = Seq { start: 0, pos: 0, len: 0 };
     let table = Table { start: 0, pos: 0, len: 0 };
-    let dict = Dict { start: 0, shape: table, values: 0, len: 0 };
+    let dict = Dict { start: 0, shape: table, values: 0, len: 0, row: None };
     let r = || region.clone_ref(py);
+    let seq = Items::Slots(seq);
     Ok(sample_matches(py, ListView { region: r(), seq })?
         && sample_matches(py, TupleView { region: r(), seq })?
         && sample_matches(py, DictView { region: r(), dict })?

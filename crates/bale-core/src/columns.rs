@@ -1,0 +1,246 @@
+//! Columnar lists: TABLE, STR_COLUMN and LIST_COLUMN objects.
+//!
+//! A list of dicts with one key sequence is stored as one column per key
+//! (a list of records then costs no dict header and no list slot per
+//! record), a list of strings as one run of code units cut by u32 offsets,
+//! and a list of lists as one child list cut the same way. All three read
+//! as lists: a TABLE's items are dicts whose values come from the columns,
+//! a STR_COLUMN's items are strings, a LIST_COLUMN's items are lists (a
+//! slice of the child). See `docs/FORMAT.md`, *Columns*.
+
+use crate::error::{FormatError, Result};
+use crate::format::*;
+use crate::reader::{Dict, NumList, Reader, Seq, Str, Table, Value};
+
+/// A list stored in a columnar object: `len` items from item `first` on
+/// (a LIST_COLUMN item is a slice of its child, so `first` may be > 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Column {
+    /// The object's first byte; its references lie before it.
+    pub start: usize,
+    pub first: usize,
+    pub len: usize,
+    pub kind: ColumnKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnKind {
+    /// Rows of a TABLE: row i maps key j of `shape` to item i of the
+    /// column at slot j of `cols`.
+    Rows { shape: Table, cols: usize },
+    /// Strings of a STR_COLUMN: `offs` holds u32 code-unit offsets, the
+    /// code units (of `width`) start at `units`, `total` of them.
+    Strs { width: Width, offs: usize, units: usize, total: usize },
+    /// Lists of a LIST_COLUMN: u32 item offsets at `offs` into `child`.
+    Lists { child: Child, offs: usize },
+}
+
+/// The child list of a LIST_COLUMN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Child {
+    Slots(Seq),
+    Nums(NumList),
+    /// A STR_COLUMN of `len` strings.
+    Strs { len: usize, width: Width, offs: usize, units: usize, total: usize },
+}
+
+impl Child {
+    pub fn len(&self) -> usize {
+        match self {
+            Child::Slots(s) => s.len,
+            Child::Nums(l) => l.len,
+            Child::Strs { len, .. } => *len,
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The whole child as a list value.
+    pub fn value<'a>(&self) -> Value<'a> {
+        match *self {
+            Child::Slots(s) => Value::List(s),
+            Child::Nums(l) => Value::NumList(l),
+            Child::Strs { len, width, offs, units, total } => {
+                Value::Column(Column { start: offs - 16, first: 0, len, kind: ColumnKind::Strs { width, offs, units, total } })
+            }
+        }
+    }
+}
+
+#[inline]
+fn bad(offset: usize, msg: &str) -> FormatError {
+    FormatError::at(offset, msg)
+}
+
+/// Bytes of `n + 1` u32 offsets, padded to a word.
+#[inline]
+pub fn offsets_size(n: usize) -> usize {
+    pad8(4 * (n + 1))
+}
+
+impl<'a> Reader<'a> {
+    /// The u32 at `pos` (inside an extent already checked).
+    #[inline]
+    fn u32_at(&self, pos: usize) -> usize {
+        read_u32(self.buf(), pos) as usize
+    }
+
+    /// A TABLE object at `off` with `n` rows (its extent not yet checked).
+    pub(crate) fn decode_table(&self, off: usize, n: usize, limit: usize) -> Result<Value<'a>> {
+        self.check_extent(off, 16, limit, "table object")?;
+        let shape_off = self.word(off + 8)? as usize;
+        if shape_off % 8 != 0 || shape_off >= off {
+            return Err(bad(off, "table shape does not lie before its table"));
+        }
+        let shape = self.shape_at(shape_off, off)?;
+        self.check_extent(off, 16 + 8 * shape.len, limit, "table object")?;
+        Ok(Value::Column(Column { start: off, first: 0, len: n, kind: ColumnKind::Rows { shape, cols: off + 16 } }))
+    }
+
+    /// A STR_COLUMN object at `off` with `n` strings.
+    pub(crate) fn decode_str_column(&self, off: usize, n: usize, limit: usize) -> Result<Value<'a>> {
+        self.check_extent(off, 16, limit, "string column")?;
+        let head = self.word(off + 8)?;
+        if head & 0xFC != 0 {
+            return Err(bad(off + 8, "string column has non-zero reserved bits"));
+        }
+        let width = Width::from_code(head);
+        let total = (head >> 8) as usize;
+        if total > self.buf().len() || n > self.buf().len() {
+            return Err(bad(off, "string column length does not fit in the region"));
+        }
+        let offs = off + 16;
+        let units = offs + offsets_size(n);
+        self.check_extent(off, 16 + offsets_size(n) + pad8(total * width.unit()), limit, "string column")?;
+        if self.u32_at(offs) != 0 || self.u32_at(offs + 4 * n) != total {
+            return Err(bad(offs, "string column offsets do not run from 0 to its unit count"));
+        }
+        Ok(Value::Column(Column { start: off, first: 0, len: n, kind: ColumnKind::Strs { width, offs, units, total } }))
+    }
+
+    /// A LIST_COLUMN object at `off` with `n` lists.
+    pub(crate) fn decode_list_column(&self, off: usize, n: usize, limit: usize) -> Result<Value<'a>> {
+        if n > self.buf().len() {
+            return Err(bad(off, "list column length does not fit in the region"));
+        }
+        self.check_extent(off, 16 + offsets_size(n), limit, "list column")?;
+        // The child lies before its column even in a cyclic region: a
+        // column is never part of a cycle.
+        let (child, end) = match self.decode(self.word(off + 8)?, off)? {
+            Value::List(s) => (Child::Slots(s), s.pos + 8 * s.len),
+            Value::NumList(l) => (Child::Nums(l), l.pos + 8 * l.len),
+            Value::Column(Column { kind: ColumnKind::Strs { width, offs, units, total }, len, .. }) => {
+                (Child::Strs { len, width, offs, units, total }, units + pad8(total * width.unit()))
+            }
+            _ => return Err(bad(off + 8, "list column child is not a list, number list or string column")),
+        };
+        if end > off {
+            return Err(bad(off + 8, "list column child does not lie before its column"));
+        }
+        let offs = off + 16;
+        if self.u32_at(offs) != 0 || self.u32_at(offs + 4 * n) != child.len() {
+            return Err(bad(offs, "list column offsets do not run from 0 to its child's length"));
+        }
+        Ok(Value::Column(Column { start: off, first: 0, len: n, kind: ColumnKind::Lists { child, offs } }))
+    }
+
+    /// Item `i` of a column (`i < c.len`, which the caller checks).
+    pub fn column_item(&self, c: Column, i: usize) -> Result<Value<'a>> {
+        let j = c.first + i;
+        match c.kind {
+            ColumnKind::Rows { shape, cols } => {
+                Ok(Value::Dict(Dict { start: c.start, shape, values: cols, len: shape.len, row: Some(j) }))
+            }
+            ColumnKind::Strs { width, offs, units, total } => {
+                let (a, b) = (self.u32_at(offs + 4 * j), self.u32_at(offs + 4 * j + 4));
+                if a > b || b > total {
+                    return Err(bad(offs + 4 * j, "string column offsets decrease or run past its units"));
+                }
+                let u = width.unit();
+                let data = &self.buf()[units + a * u..units + b * u];
+                crate::reader::check_units(width, data, units + a * u)?;
+                Ok(Value::Str(Str::borrowed(width, b - a, data)))
+            }
+            ColumnKind::Lists { child, offs } => {
+                let (a, b) = (self.u32_at(offs + 4 * j), self.u32_at(offs + 4 * j + 4));
+                if a > b || b > child.len() {
+                    return Err(bad(offs + 4 * j, "list column offsets decrease or run past its child"));
+                }
+                Ok(slice_of(child, c.start, a, b - a))
+            }
+        }
+    }
+
+    /// Value `i` of a TABLE row: item `row` of column `i`.
+    pub(crate) fn row_value(&self, d: Dict, row: usize, i: usize) -> Result<Value<'a>> {
+        let col = self.table_column(d.start, d.values, i)?;
+        match self.list_len(&col) {
+            Some(n) if n > row => self.list_item(col, row),
+            _ => Err(bad(d.values + 8 * i, "table column is not a list as long as its table")),
+        }
+    }
+
+    /// Column `i` of the TABLE at `table` (column slots at `cols`), which
+    /// lies wholly before the table even in a cyclic region.
+    pub fn table_column(&self, table: usize, cols: usize, i: usize) -> Result<Value<'a>> {
+        let slot = self.word(cols + 8 * i)?;
+        let ok = match slot & TAG_MASK {
+            TAG_OBJ => (slot as usize) < table,
+            TAG_LIST => ((slot >> 19) << 3) as usize + 8 * ((slot >> 3) & 0xFFFF) as usize <= table,
+            _ => false,
+        };
+        if !ok {
+            return Err(bad(cols + 8 * i, "table column is not a list object lying before its table"));
+        }
+        self.decode(slot, table)
+    }
+
+    /// The length of a list-like value (list, number list, column).
+    #[inline]
+    pub fn list_len(&self, v: &Value<'a>) -> Option<usize> {
+        match v {
+            Value::List(s) => Some(s.len),
+            Value::NumList(l) => Some(l.len),
+            Value::Column(c) => Some(c.len),
+            _ => None,
+        }
+    }
+
+    /// Item `i` of a list-like value (`i` below its length).
+    #[inline]
+    pub fn list_item(&self, v: Value<'a>, i: usize) -> Result<Value<'a>> {
+        match v {
+            Value::List(s) | Value::Tuple(s) => self.seq_item(s, i),
+            Value::NumList(l) => self.num_item(l, i),
+            Value::Column(c) => self.column_item(c, i),
+            _ => Err(FormatError::new("not a list")),
+        }
+    }
+}
+
+/// `len` items of `child` from `a` on, as a list value. A slice is marked
+/// by its `start` being the LIST_COLUMN's (`owner`), not its child's: it
+/// has no address of its own, and its items still lie before `owner`.
+fn slice_of<'a>(child: Child, owner: usize, a: usize, len: usize) -> Value<'a> {
+    if len == 0 {
+        return Value::List(Seq { start: 0, pos: 0, len: 0 });
+    }
+    match child {
+        Child::Slots(s) => Value::List(Seq { start: owner, pos: s.pos + 8 * a, len }),
+        Child::Nums(l) => Value::NumList(NumList { start: owner, pos: l.pos + 8 * a, len, float: l.float }),
+        Child::Strs { width, offs, units, total, .. } => {
+            Value::Column(Column { start: owner, first: a, len, kind: ColumnKind::Strs { width, offs, units, total } })
+        }
+    }
+}
+
+/// Whether a list value is a slice of a LIST_COLUMN's child (it then has
+/// no address of its own and cannot be referenced by a slot).
+pub fn is_slice(v: &Value<'_>) -> bool {
+    match v {
+        Value::List(s) | Value::Tuple(s) => s.len > 0 && s.start != s.pos && s.start + 8 != s.pos,
+        Value::NumList(l) => l.start + 8 != l.pos,
+        Value::Column(c) => matches!(c.kind, ColumnKind::Strs { offs, .. } if c.start + 16 != offs),
+        _ => false,
+    }
+}
