@@ -106,7 +106,7 @@ pub struct Compactor<'py> {
     py: Python<'py>,
     pub builder: Builder,
     /// Preserve identity: each object is written once, cycles allowed.
-    share: bool,
+    pub(crate) share: bool,
     /// With `share`: slots of the containers written, by address.
     memo: FxHashMap<usize, u64>,
     /// With `share`: containers being written, by address, and their depth.
@@ -133,8 +133,8 @@ pub struct Compactor<'py> {
     frames: Vec<Frame>,
     deep_path: FxHashSet<usize>,
     slots: Vec<u64>,
-    items: Vec<(*mut PyObject, *mut PyObject)>,
-    key_ptrs: Vec<usize>,
+    pub(crate) items: Vec<(*mut PyObject, *mut PyObject)>,
+    pub(crate) key_ptrs: Vec<usize>,
     /// How each non-built-in type met is stored, by type pointer.
     handlers: FxHashMap<usize, Handler>,
     /// Field values fetched for records being written.
@@ -406,7 +406,7 @@ impl<'py> Compactor<'py> {
     }
 
     #[inline]
-    unsafe fn str_slot(&mut self, obj: *mut PyObject) -> u64 {
+    pub(crate) unsafe fn str_slot(&mut self, obj: *mut PyObject) -> u64 {
         let (w, units) = str_units(obj);
         if w == Width::Ascii && units.len() <= 7 {
             return make_sstr_slot(units);
@@ -437,7 +437,7 @@ impl<'py> Compactor<'py> {
     }
 
     /// Slot and key hash of an exact int.
-    unsafe fn int_slot(&mut self, obj: *mut PyObject) -> PyResult<(u64, u64)> {
+    pub(crate) unsafe fn int_slot(&mut self, obj: *mut PyObject) -> PyResult<(u64, u64)> {
         let mut overflow = 0;
         let v = ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow);
         if overflow == 0 {
@@ -490,6 +490,11 @@ impl<'py> Compactor<'py> {
                 return Ok(Some(if tuple { SLOT_EMPTY_TUPLE } else { SLOT_EMPTY_LIST }));
             }
             let items = seq_items(obj, tuple);
+            if !tuple && len >= crate::tables::TABLE_MIN_ROWS && !self.share {
+                if let Some(slot) = self.table(items, len)? {
+                    return Ok(Some(slot));
+                }
+            }
             if !tuple {
                 if let Some(slot) = self.number_list(items, len) {
                     if self.share && ffi::Py_REFCNT(obj) > 1 {
@@ -690,7 +695,7 @@ impl<'py> Compactor<'py> {
     /// A list whose items are all exact floats, or all exact ints that fit
     /// in 64 bits, written as raw numbers; `None` (nothing written) otherwise.
     #[inline]
-    unsafe fn number_list(&mut self, items: *mut *mut PyObject, len: usize) -> Option<u64> {
+    pub(crate) unsafe fn number_list(&mut self, items: *mut *mut PyObject, len: usize) -> Option<u64> {
         let float_type = addr_of_mut!(ffi::PyFloat_Type);
         let int_type = addr_of_mut!(ffi::PyLong_Type);
         let first = ffi::Py_TYPE(*items);
@@ -938,21 +943,9 @@ impl<'py> Compactor<'py> {
         Err(KeyFailure::Refused(format!("cannot compact {}", type_name(obj))))
     }
 
-    unsafe fn enter_dict(&mut self, obj: *mut PyObject) -> PyResult<()> {
-        self.check_cycle(obj)?;
-        let n = ffi::PyDict_Size(obj) as usize;
-        let items = self.items.len();
-        self.key_ptrs.clear();
-        let mut pos: ffi::Py_ssize_t = 0;
-        let mut k: *mut PyObject = std::ptr::null_mut();
-        let mut v: *mut PyObject = std::ptr::null_mut();
-        while ffi::PyDict_Next(obj, &mut pos, &mut k, &mut v) != 0 {
-            if self.items.len() - items < PREFETCH_AHEAD {
-                prefetch(v);
-            }
-            self.items.push((k, v));
-            self.key_ptrs.push(k as usize);
-        }
+    /// The shape of the keys in `self.items[items..items + n]`, whose
+    /// pointers are in `self.key_ptrs`: found again, or written.
+    pub(crate) unsafe fn shape_of(&mut self, items: usize, n: usize) -> PyResult<u64> {
         // Records in a list mostly repeat the previous one's keys.
         let cached = match &self.last_shape {
             Some((keys, s)) if *keys == self.key_ptrs => Some(*s),
@@ -995,6 +988,25 @@ impl<'py> Compactor<'py> {
                 None => self.last_shape = Some((self.key_ptrs.clone(), shape)),
             }
         }
+        Ok(shape)
+    }
+
+    unsafe fn enter_dict(&mut self, obj: *mut PyObject) -> PyResult<()> {
+        self.check_cycle(obj)?;
+        let n = ffi::PyDict_Size(obj) as usize;
+        let items = self.items.len();
+        self.key_ptrs.clear();
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut k: *mut PyObject = std::ptr::null_mut();
+        let mut v: *mut PyObject = std::ptr::null_mut();
+        while ffi::PyDict_Next(obj, &mut pos, &mut k, &mut v) != 0 {
+            if self.items.len() - items < PREFETCH_AHEAD {
+                prefetch(v);
+            }
+            self.items.push((k, v));
+            self.key_ptrs.push(k as usize);
+        }
+        let shape = self.shape_of(items, n)?;
         self.push_frame(Frame::Dict { obj, shape, items, len: n, next: 0, base: self.slots.len() });
         Ok(())
     }

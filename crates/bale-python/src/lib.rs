@@ -13,6 +13,7 @@ mod record_view;
 mod region;
 mod storage;
 mod streaming;
+mod tables;
 mod strings;
 mod thawing;
 mod typed;
