@@ -87,11 +87,26 @@ def test_region_of_views_and_natives():
 
 
 def test_region_of_a_handle_exports_a_region_rooted_there():
-    r = bale.compact({"records": [{"id": i} for i in range(10)]})
+    r = bale.compact({"records": tuple({"id": i} for i in range(10))})
     h = bale.region_of(r.root["records"][7])
     again = bale.load(bytes(h), verify=True)
     assert again.root == {"id": 7}
     assert again.nbytes == r.nbytes
+
+
+def test_region_of_a_table_row_roots_a_copy_in_the_same_region():
+    # A list of records is a table: a row has no place of its own, so its
+    # handle is rooted at a copy appended to the region.
+    r = bale.compact({"records": [{"id": i, "tags": ["a"] * (i % 3)} for i in range(10)]})
+    h = bale.region_of(r.root["records"][7])
+    assert h.root == {"id": 7, "tags": ["a"]}
+    assert bale.region_of(h.root) is not None
+    again = bale.load(bytes(h), verify=True)
+    assert again.root == {"id": 7, "tags": ["a"]}
+    assert again.nbytes > r.nbytes
+    assert r.root == {"records": [{"id": i, "tags": ["a"] * (i % 3)} for i in range(10)]}
+    slice_handle = bale.region_of(r.root["records"][8]["tags"])
+    assert slice_handle.root == ["a", "a"]
 
 
 def test_region_of_values_appended():
@@ -131,7 +146,9 @@ def test_copies_from_another_region_store_shapes_once():
     src = bale.compact([{"user_id": i, "name": f"user {i}"} for i in range(1000)])
     target = bale.compact(None)
     one_by_one = target.append([src.root[i] for i in range(1000)])
-    whole = bale.compact(None).append(src.root)
+    # A tuple of the row views: each row copied as a dict, like one_by_one
+    # (appending src.root itself copies the table, column by column).
+    whole = bale.compact(None).append(tuple(src.root))
     # Each record is copied natively; the shape is copied once, not per record.
     assert abs(one_by_one.nbytes - whole.nbytes) < 64
     assert one_by_one.root == src.root

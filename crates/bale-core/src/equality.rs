@@ -124,7 +124,7 @@ fn eq_later_kinds<'a, 'b>(
 /// `a == b` with Python semantics (NaN != NaN; identity is not known here).
 pub fn values_eq(ra: &Reader<'_>, a: Value<'_>, rb: &Reader<'_>, b: Value<'_>) -> Result<bool> {
     // Valid regions compare in at most one step per word of either side.
-    let mut steps = (ra.buf().len() + rb.buf().len()) / 8 + 1;
+    let mut steps = crate::hash::step_budget(ra.buf().len() + rb.buf().len());
     eq_at(ra, a, rb, b, 0, &mut steps)
 }
 

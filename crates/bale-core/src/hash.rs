@@ -136,7 +136,7 @@ pub fn minimize_twos_complement(b: &mut Vec<u8>) {
 pub fn hash_value(r: &Reader<'_>, v: Value<'_>, depth: usize) -> Result<u64> {
     // A valid region holds at most one element per word; crafted sharing
     // could otherwise make a small key expand without bound.
-    let mut steps = r.buf().len() / 8 + 1;
+    let mut steps = step_budget(r.buf().len());
     hash_at(r, v, depth, &mut steps)
 }
 
@@ -196,12 +196,20 @@ pub fn hash_ext(e: &crate::typed::Ext<'_>) -> u64 {
     mix(h.digest())
 }
 
+/// The steps a traversal of a region of `len` bytes may take: a valid
+/// region holds at most one value per word, and a table row with its
+/// values takes at least half a word per value (its columns' items and
+/// offsets), hence four steps per word.
+pub fn step_budget(len: usize) -> usize {
+    len / 2 + 1
+}
+
 /// Takes one step of a traversal budget.
 #[inline]
 pub fn spend(steps: &mut usize) -> Result<()> {
     if *steps == 0 {
         return Err(FormatError::new(
-            "value expands to more elements than its region has words (malformed sharing)",
+            "value expands to more elements than its region's size allows (malformed sharing)",
         ));
     }
     *steps -= 1;

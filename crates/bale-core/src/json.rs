@@ -43,7 +43,7 @@ enum Step {
 
 /// Appends the JSON text of `v` to `out`.
 pub fn to_json(r: &Reader<'_>, v: Value<'_>, out: &mut Vec<u8>) -> std::result::Result<(), JsonError> {
-    let mut w = JsonWriter { r, stack: Vec::new(), on_path: HashSet::new(), steps: r.buf().len() / 8 + (1 << 24) };
+    let mut w = JsonWriter { r, stack: Vec::new(), on_path: HashSet::new(), steps: crate::hash::step_budget(r.buf().len()) + (1 << 24) };
     w.run(v, out)
 }
 

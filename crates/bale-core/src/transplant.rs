@@ -107,8 +107,8 @@ impl Transplant {
     }
 
     fn copy_next<'a>(&mut self, src: &Reader<'a>, dst: &mut Builder, first: Next<'a>) -> Result<u64> {
-        // Each copy of a valid source visits at most one slot per word.
-        self.steps = src.buf().len() / 8 + 1;
+        // Each copy of a valid source visits at most `step_budget` values.
+        self.steps = crate::hash::step_budget(src.buf().len());
         if let Some(s) = self.visit_next(src, dst, first)? {
             return Ok(s);
         }

@@ -395,12 +395,12 @@ impl<'a> Verifier<'a> {
                     self.stack.push(Work::Slot(r.word(cols + 8 * i)?, c.start));
                 }
             }
-            ColumnKind::Strs { width, offs, units, .. } => {
+            ColumnKind::Strs { width, offs, units, total } => {
                 let mut prev = 0;
                 for i in 0..c.len {
                     let end = read_u32(r.buf(), offs + 4 * (i + 1)) as usize;
-                    if end < prev {
-                        return Err(FormatError::at(offs + 4 * i, "string column offsets decrease"));
+                    if end < prev || end > total {
+                        return Err(FormatError::at(offs + 4 * i, "string column offsets decrease or run past its units"));
                     }
                     let u = width.unit();
                     let data = &r.buf()[units + prev * u..units + end * u];

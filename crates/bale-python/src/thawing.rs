@@ -27,7 +27,7 @@ enum Frame {
 struct Thaw<'a, 'py> {
     py: Python<'py>,
     r: Reader<'a>,
-    /// Slots a region without the SHARED flag can expand to: one per word.
+    /// Values a region without the SHARED flag can expand to (`step_budget`).
     budget: usize,
     /// Key objects of each shape, made once and shared by its dicts.
     shape_keys: FxHashMap<usize, usize>,
@@ -65,8 +65,8 @@ pub fn thaw_value(py: Python<'_>, region: &Region, v: Value<'_>) -> PyResult<Py<
 /// A deep native copy of `v`, records rebuilt with the classes of `types`
 /// first (then this process's registry).
 pub fn thaw_with_types(py: Python<'_>, region: &Region, v: Value<'_>, types: Option<Py<PyTuple>>) -> PyResult<Py<PyAny>> {
-    // Made once per container, a valid region expands to at most one slot per word.
-    let budget = region.buf().len() / 8 + 1;
+    // Made once per container, a valid region expands to at most `step_budget` values.
+    let budget = bale_core::hash::step_budget(region.buf().len());
     let memo = region.is_shared().then(FxHashMap::default);
     let mut t = Thaw {
         py,
@@ -94,7 +94,7 @@ impl<'a, 'py> Thaw<'a, 'py> {
     fn spend(&mut self) -> PyResult<()> {
         if self.budget == 0 {
             return Err(malformed(
-                "region expands to more values than it has words: it shares containers without the SHARED flag",
+                "region expands to more values than its size allows: it shares containers without the SHARED flag",
             ));
         }
         self.budget -= 1;

@@ -277,7 +277,7 @@ fn thawed(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<Py<PyAny>
 pub fn check_expansion<'a>(r: &Reader<'a>, v: Value<'a>) -> PyResult<()> {
     // Legitimately shared data may expand beyond its size (a list holding
     // one list many times); the allowance bounds crafted sharing only.
-    let mut steps = r.buf().len() / 8 + EXPANSION_ALLOWANCE;
+    let mut steps = bale_core::hash::step_budget(r.buf().len()) + EXPANSION_ALLOWANCE;
     let cyclic = r.cyclic();
     let mut stack: Vec<Walk<'a>> = vec![Walk::Enter(v)];
     let mut children: Vec<Value<'a>> = Vec::new();
@@ -339,7 +339,7 @@ pub fn check_expansion<'a>(r: &Reader<'a>, v: Value<'a>) -> PyResult<()> {
     Ok(())
 }
 
-/// Values a shared region may expand to beyond one per word.
+/// Values a shared region may expand to beyond `step_budget`.
 const EXPANSION_ALLOWANCE: usize = 1 << 24;
 
 enum Walk<'a> {
