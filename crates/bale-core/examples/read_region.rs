@@ -163,6 +163,16 @@ fn print_value<'a>(r: &Reader<'a>, root: Value<'a>, out: &mut impl Write) -> Res
                 }
                 out.write_all(b"]")?;
             }
+            Value::Column(c) => {
+                out.write_all(b"[")?;
+                stack.push(Item::Text("]"));
+                for i in (0..c.len).rev() {
+                    stack.push(Item::Value(r.column_item(c, i)?));
+                    if i > 0 {
+                        stack.push(Item::Text(", "));
+                    }
+                }
+            }
             Value::Pair(a, b) => write!(out, "({a}, {b})")?,
             Value::Ext(e) => write!(out, "<{} object>", bale_core::typed::kind_name(e.kind))?,
             Value::NdArray(a) => write!(out, "<ndarray of {} bytes, dtype {}>", a.data.len(), a.dtype)?,

@@ -278,6 +278,23 @@ fn vectors() -> Vec<(&'static str, Py)> {
                 dict(vec![(tuple(vec![i(3), i(4)]), tuple(vec![i(5), i(-6)]))]),
             ]),
         ),
+        (
+            // Four records of one key sequence, scalars and lists of scalars: a TABLE.
+            "table",
+            list(
+                (0..4)
+                    .map(|k| {
+                        dict(vec![
+                            (s("id"), i(k)),
+                            (s("code"), s(["a", "bc", "def", ""][k as usize])),
+                            (s("tags"), list((0..k).map(|t| s(["red", "green"][(t % 2) as usize])).collect())),
+                            (s("pts"), list((0..k % 3).map(|t| i(t * 10)).collect())),
+                            (s("misc"), if k % 2 == 0 { Py::None } else { f(k as f64 / 4.0) }),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
         ("number_lists", list(vec![list(vec![i(1), i(-2), i(i64::MAX as i128)]), list(vec![f(0.5), f(-0.0)]), list(vec![i(1), f(1.0)])])),
         (
             "empty",
@@ -424,6 +441,9 @@ impl Writer {
     }
 
     fn value(&mut self, v: &Py) -> u64 {
+        if let Some(slot) = self.table(v) {
+            return slot;
+        }
         match v {
             // Lists of only floats, or only ints that fit in 64 bits, are number lists.
             Py::List(items) if !items.is_empty() && items.iter().all(|x| matches!(x, Py::Float(_))) => {
@@ -465,6 +485,93 @@ impl Writer {
             }
             other => self.key(other).0,
         }
+    }
+
+    /// A list of at least 4 dicts of one key sequence whose values are
+    /// scalars or lists of scalars, written by column as the compactor does.
+    fn table(&mut self, v: &Py) -> Option<u64> {
+        let Py::List(rows) = v else { return None };
+        let scalar = |x: &Py| matches!(x, Py::None | Py::Bool(_) | Py::Int(_) | Py::Float(_) | Py::Str(_));
+        let keys = match rows.first() {
+            Some(Py::Dict(kv)) if rows.len() >= 4 && !kv.is_empty() && kv.len() <= 64 => kv.iter().map(|(k, _)| py(k)).collect::<Vec<_>>(),
+            _ => return None,
+        };
+        for row in rows {
+            let Py::Dict(kv) = row else { return None };
+            if kv.iter().map(|(k, _)| py(k)).collect::<Vec<_>>() != keys {
+                return None;
+            }
+            if !kv.iter().all(|(_, x)| scalar(x) || matches!(x, Py::List(l) if l.iter().all(scalar))) {
+                return None;
+            }
+        }
+        let Py::Dict(first) = &rows[0] else { unreachable!() };
+        let cache_key: String = keys.join("\u{0}");
+        let shape = match self.shapes.get(&cache_key) {
+            Some(&shape) => shape,
+            None => {
+                let (slots, hashes): (Vec<u64>, Vec<u64>) = first.iter().map(|(k, _)| self.key(k)).unzip();
+                let shape = self.b.shape(&slots, &hashes);
+                self.shapes.insert(cache_key, shape);
+                shape
+            }
+        };
+        let cols: Vec<u64> = (0..keys.len())
+            .map(|j| {
+                let values: Vec<&Py> = rows.iter().map(|r| if let Py::Dict(kv) = r { &kv[j].1 } else { unreachable!() }).collect();
+                self.column(&values)
+            })
+            .collect();
+        Some(self.b.table_object(rows.len(), shape, &cols))
+    }
+
+    fn column(&mut self, values: &[&Py]) -> u64 {
+        if values.iter().all(|x| matches!(x, Py::List(_))) {
+            let mut flat: Vec<&Py> = Vec::new();
+            let mut offsets = vec![0u32];
+            for x in values {
+                if let Py::List(l) = x {
+                    flat.extend(l.iter());
+                }
+                offsets.push(flat.len() as u32);
+            }
+            let child = if flat.is_empty() { SLOT_EMPTY_LIST } else { self.scalar_column(&flat) };
+            return self.b.list_column(child, &offsets);
+        }
+        if values.iter().all(|x| !matches!(x, Py::List(_))) {
+            return self.scalar_column(values);
+        }
+        let slots: Vec<u64> = values.iter().map(|x| self.value(x)).collect();
+        self.b.seq(false, &slots)
+    }
+
+    /// Raw numbers; strings of one width as a STR_COLUMN when smaller than
+    /// slots (a string not inline counted as stored once per occurrence);
+    /// else slots.
+    fn scalar_column(&mut self, values: &[&Py]) -> u64 {
+        let as_list = Py::List(values.iter().map(|x| (*x).clone()).collect());
+        let numbers = values.iter().all(|x| matches!(x, Py::Float(_))) || values.iter().all(|x| matches!(x, Py::Int(n) if i64::try_from(*n).is_ok()));
+        if numbers {
+            return self.value(&as_list);
+        }
+        let strs: Option<Vec<(Width, Vec<u8>, usize)>> =
+            values.iter().map(|x| if let Py::Str(cps) = x { let (w, u) = units_of(cps); Some((w, u, cps.len())) } else { None }).collect();
+        if let Some(strs) = strs {
+            let width = strs[0].0;
+            let units: usize = strs.iter().map(|s| s.1.len()).sum();
+            let as_slots: usize = strs.iter().map(|(w, u, n)| 8 + if *w == Width::Ascii && *n <= SSTR_MAX { 0 } else { pad8(u.len()) }).sum();
+            if strs.iter().all(|s| s.0 == width) && 4 * strs.len() + units < as_slots {
+                let mut offsets = vec![0u32];
+                let mut data = Vec::new();
+                for (_, u, _) in &strs {
+                    data.extend_from_slice(u);
+                    offsets.push((data.len() / width.unit()) as u32);
+                }
+                return self.b.str_column(width, &offsets, &data);
+            }
+        }
+        let slots: Vec<u64> = values.iter().map(|x| self.value(x)).collect();
+        self.b.seq(false, &slots)
     }
 
     /// Slot and key hash of a hashable value.
@@ -554,6 +661,12 @@ fn check(r: &Reader<'_>, got: Value<'_>, want: &Py, path: &str) {
         }
         (Py::Tuple(items), Value::Pair(a, b)) => {
             assert!(matches!(&items[..], [Py::Int(x), Py::Int(y)] if *x == a as i128 && *y == b as i128), "{path}");
+        }
+        (Py::List(items), Value::Column(c)) => {
+            assert_eq!(c.len, items.len(), "{path}");
+            for (k, x) in items.iter().enumerate() {
+                check(r, r.column_item(c, k).unwrap(), x, &format!("{path}[{k}]"));
+            }
         }
         (Py::List(items), Value::NumList(l)) => {
             assert_eq!(l.len, items.len(), "{path}");
