@@ -158,6 +158,7 @@ fn print_value<'a>(r: &Reader<'a>, root: Value<'a>, out: &mut impl Write) -> Res
                     }
                     match r.num_item(l, i)? {
                         Value::Float(f) => out.write_all(float_text(f).as_bytes())?,
+                        Value::Int(i) => write!(out, "{i}")?,
                         other => write!(out, "{other:?}")?,
                     }
                 }

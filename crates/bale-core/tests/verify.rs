@@ -149,6 +149,12 @@ fn walk(region: &Region<'_>, budget: usize, strict: bool) -> Result<usize, Forma
                     stack.push(r.seq_item(seq, i)?);
                 }
             }
+            Value::Column(c) => {
+                assert!(hashable.is_err(), "a columnar list is unhashable");
+                for i in 0..c.len {
+                    stack.push(r.column_item(c, i)?);
+                }
+            }
             Value::Set(t) | Value::FrozenSet(t) => {
                 for i in 0..t.len {
                     let e = r.table_item(t, i)?;
@@ -641,7 +647,7 @@ fn invalid_tag_and_constants() {
 
 #[test]
 fn unknown_object_kinds() {
-    for kind in [0x00u8, 0x1D, 0x7F, 0xFF] {
+    for kind in [0x00u8, 0x20, 0x7F, 0xFF] {
         let bytes = raw_region(&[header_word(kind, 0), 0], 64, 0);
         refuse(&bytes, &["kind"]);
         // Also as a list element.
@@ -1537,4 +1543,65 @@ mod parallel_walk {
         let e = Region::new_verified(&bytes).unwrap_err();
         assert!(e.message.contains("referenced twice"), "{e}");
     }
+}
+
+/// A table of three rows: an int column, a string column, a list column
+/// over a string column. Returns the builder's bytes and the offsets of the
+/// string column and the list column.
+fn table_region(tamper: impl FnOnce(&mut Vec<u8>, usize, usize)) -> Vec<u8> {
+    let mut b = Builder::new();
+    let k1 = b.str_utf8("id");
+    let k2 = b.str_utf8("name");
+    let k3 = b.str_utf8("tags");
+    let shape = b.shape(&[k1, k2, k3], &[hash::hash_str_units(b"id"), hash::hash_str_units(b"name"), hash::hash_str_units(b"tags")]);
+    let ids = b.num_list(false, &[1, 2, 3]);
+    let names = b.str_column(Width::Ascii, &[0, 3, 3, 8], b"annbobby");
+    let tag_strs = b.str_column(Width::Latin1, &[0, 2, 3], "\u{e9}\u{e9}\u{e8}".chars().map(|c| c as u8).collect::<Vec<_>>().as_slice());
+    let tags = b.list_column(tag_strs, &[0, 0, 1, 2]);
+    let table = b.table_object(3, shape, &[ids, names, tags]);
+    let mut bytes = b.finish(table);
+    tamper(&mut bytes, names as usize, tags as usize);
+    let sum = compute_checksum(&bytes);
+    bytes[OFF_CHECKSUM..OFF_CHECKSUM + 8].copy_from_slice(&sum.to_le_bytes());
+    bytes
+}
+
+#[test]
+fn tables_read_and_verify() {
+    let bytes = table_region(|_, _, _| {});
+    let region = Region::new_verified(&bytes).unwrap();
+    let r = region.reader;
+    let Value::Column(rows) = region.root().unwrap() else { panic!("a table reads as a column") };
+    assert_eq!(rows.len, 3);
+    let Value::Dict(row) = r.column_item(rows, 2).unwrap() else { panic!("rows are dicts") };
+    assert!(matches!(r.dict_value(row, 0).unwrap(), Value::Int(3)));
+    assert!(matches!(r.dict_value(row, 1).unwrap(), Value::Str(s) if s.units() == b"bobby"));
+    let Value::Column(tags) = r.dict_value(row, 2).unwrap() else { panic!("a slice of a string column") };
+    assert_eq!(tags.len, 1);
+    assert!(matches!(r.column_item(tags, 0).unwrap(), Value::Str(s) if s.units() == [0xe8]));
+    let Value::Dict(row0) = r.column_item(rows, 0).unwrap() else { panic!() };
+    assert!(matches!(r.dict_value(row0, 2).unwrap(), Value::List(s) if s.len == 0));
+    walk(&region, 1 << 20, true).unwrap();
+}
+
+#[test]
+fn tables_with_bad_columns_are_refused() {
+    // String offsets that decrease (the middle one past the end of the units).
+    let bytes = table_region(|b, names, _| b[names + 16 + 4..names + 16 + 8].copy_from_slice(&9u32.to_le_bytes()));
+    refuse(&bytes, &["string column"]);
+    // A list column whose last offset is not its child's length.
+    let bytes = table_region(|b, _, tags| b[tags + 16 + 12..tags + 16 + 16].copy_from_slice(&7u32.to_le_bytes()));
+    refuse(&bytes, &["list column"]);
+    // A table with more rows than its columns hold.
+    let bytes = table_region(|b, _, _| {
+        let root = u64::from_le_bytes(b[OFF_ROOT..OFF_ROOT + 8].try_into().unwrap()) as usize;
+        b[root..root + 8].copy_from_slice(&header_word(KIND_TABLE, 4).to_le_bytes());
+    });
+    refuse(&bytes, &["column"]);
+    // A Latin-1 string column holding an ASCII-only string (not its smallest width).
+    let bytes = table_region(|b, _, tags| {
+        let child = u64::from_le_bytes(b[tags + 8..tags + 16].try_into().unwrap()) as usize;
+        b[child + 16 + 16 + 2] = b'a';
+    });
+    refuse(&bytes, &["smallest width"]);
 }
