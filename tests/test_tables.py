@@ -167,7 +167,7 @@ def test_empty_strings_and_empty_lists():
         lambda i: [j / 3 for j in range(i)],
         lambda i: [f"string {j} of row {i}" for j in range(i)],
         lambda i: ["s"] * i,
-        lambda i: [j, "a", None, True, False, 1.5][: i % 7] if (j := i) else [],
+        lambda i: [i, "a", None, True, False, 1.5][: i % 7],
         lambda i: [2**64 + i, -(2**70), 5][: i % 4],
         lambda i: [True, False] * (i % 3),
         lambda i: [None] * (i % 3),

@@ -298,6 +298,8 @@ pub fn check(e: &Ext<'_>) -> Result<()> {
     let r = match e.kind {
         KIND_DATE => unpack_date(e.aux).map(|_| ()),
         KIND_TIME | KIND_DATETIME => decode_moment(e).map(|_| ()),
+        // Their length field is 0: it is hashed and compared with the payload.
+        KIND_TIMEDELTA | KIND_UUID | KIND_RANGE if e.aux != 0 => Err("length field is not 0"),
         KIND_TIMEDELTA => decode_delta(e).map(|_| ()),
         KIND_DECIMAL => {
             if decimal_text_ok(e.payload) {

@@ -91,4 +91,24 @@ fn typed_scalars_are_checked() {
         let d = b.ext(KIND_DECIMAL, text.len() as u64, text.as_bytes());
         assert_eq!(Region::new_verified(&b.finish(d)).is_ok(), good, "{text:?}");
     }
+
+    // Timedeltas, UUIDs and ranges have a length field of 0 (it is hashed and compared).
+    let mut range = Vec::new();
+    for x in [0i64, 10, 1] {
+        range.extend_from_slice(&x.to_le_bytes());
+    }
+    for (kind, payload) in [(KIND_TIMEDELTA, vec![0u8; 16]), (KIND_UUID, vec![7u8; 16]), (KIND_RANGE, range)] {
+        for (aux, good) in [(0u64, true), (5, false)] {
+            let mut b = Builder::new();
+            let v = b.ext(kind, aux, &payload);
+            let bytes = b.finish(v);
+            match Region::new_verified(&bytes) {
+                Ok(_) => assert!(good, "kind 0x{kind:02x} with length field {aux} accepted"),
+                Err(e) => {
+                    assert!(!good, "kind 0x{kind:02x}: {e}");
+                    assert!(e.message.contains("length field"), "{e}");
+                }
+            }
+        }
+    }
 }
