@@ -51,8 +51,31 @@ from bale._bale import (
     to_json,
 )
 
-from bale._net import recv, recv_async, send, send_async
-from bale._shm import SharedRegion, share
+# Sockets and shared memory load on first use (PEP 562): fresh processes
+# that only open a file do not pay for them.
+_LAZY = {
+    "recv": "bale._net",
+    "recv_async": "bale._net",
+    "send": "bale._net",
+    "send_async": "bale._net",
+    "SharedRegion": "bale._shm",
+    "share": "bale._shm",
+}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'bale' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 Sequence.register(ListView)
 Sequence.register(NumberListView)

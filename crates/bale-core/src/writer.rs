@@ -280,6 +280,7 @@ impl Builder {
     }
 
     fn put_offsets(&mut self, offsets: &[u32]) {
+        self.buf.reserve(4 * offsets.len() + 4);
         for o in offsets {
             self.buf.extend_from_slice(&o.to_le_bytes());
         }

@@ -41,7 +41,7 @@ const SHAPE_CACHE_MAX_KEYS: usize = 64;
 
 /// Starts loading the header of `obj`: walking a graph is bound by these misses.
 #[inline(always)]
-fn prefetch(obj: *mut PyObject) {
+pub(crate) fn prefetch(obj: *mut PyObject) {
     #[cfg(target_arch = "x86_64")]
     unsafe {
         std::arch::x86_64::_mm_prefetch(obj as *const i8, std::arch::x86_64::_MM_HINT_T0);

@@ -15,7 +15,7 @@ use bale_core::format::{Width, SLOT_EMPTY_LIST, SLOT_FALSE, SLOT_NONE, SLOT_TRUE
 use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 
-use crate::compactor::Compactor;
+use crate::compactor::{prefetch, Compactor};
 use crate::strings::str_units;
 
 /// Lists with fewer dicts than this are written row by row.
@@ -23,28 +23,175 @@ pub const TABLE_MIN_ROWS: usize = 4;
 /// Records with more keys than this are written row by row.
 const TABLE_MAX_KEYS: usize = 64;
 
-#[inline(always)]
-unsafe fn is_scalar(obj: *mut PyObject) -> bool {
-    let tp = ffi::Py_TYPE(obj);
-    tp == addr_of_mut!(ffi::PyUnicode_Type)
-        || tp == addr_of_mut!(ffi::PyLong_Type)
-        || tp == addr_of_mut!(ffi::PyFloat_Type)
-        || obj == ffi::Py_None()
-        || obj == ffi::Py_True()
-        || obj == ffi::Py_False()
+/// What the scalars met so far in a column (or in its lists) have in
+/// common, with their data gathered in the same pass: the objects are
+/// read once, while they are in cache.
+enum Run {
+    Empty,
+    Ints(Vec<u64>),
+    Floats(Vec<u64>),
+    /// Strings of one width: their units, offsets in units, and the bytes
+    /// they would take as slots.
+    Strs { width: Width, units: Vec<u8>, offsets: Vec<u32>, as_slots: usize },
+    /// Anything else: written as slots.
+    Mixed,
 }
 
-/// A scalar, or an exact list of scalars.
-#[inline]
-unsafe fn is_cell(obj: *mut PyObject) -> bool {
-    if is_scalar(obj) {
-        return true;
+impl Run {
+    /// Adds one scalar; false when `obj` is no scalar. `hint`: the number
+    /// of scalars expected (the vectors are made that large at once).
+    #[inline(always)]
+    unsafe fn add(&mut self, obj: *mut PyObject, hint: usize) -> bool {
+        let tp = ffi::Py_TYPE(obj);
+        if tp == addr_of_mut!(ffi::PyUnicode_Type) {
+            let (w, u) = str_units(obj);
+            if let Run::Empty = self {
+                let mut offsets = Vec::with_capacity(hint + 1);
+                offsets.push(0);
+                *self = Run::Strs { width: w, units: Vec::with_capacity(hint * 16), offsets, as_slots: 0 };
+            }
+            match self {
+                Run::Strs { width, units, offsets, as_slots } if *width == w => {
+                    units.extend_from_slice(u);
+                    offsets.push((units.len() / w.unit()) as u32);
+                    // A slot, and the payload of a string not inline that
+                    // nothing else holds (held elsewhere, it is most likely
+                    // repeated and stored once).
+                    *as_slots += 8;
+                    if !(w == Width::Ascii && u.len() <= 7) && ffi::Py_REFCNT(obj) == 1 {
+                        *as_slots += (u.len() + 7) & !7;
+                    }
+                }
+                _ => *self = Run::Mixed,
+            }
+            return true;
+        }
+        if tp == addr_of_mut!(ffi::PyLong_Type) {
+            let mut overflow = 0;
+            let v = ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow);
+            if let Run::Empty = self {
+                *self = Run::Ints(Vec::with_capacity(hint));
+            }
+            match self {
+                Run::Ints(words) if overflow == 0 => words.push(v as u64),
+                Run::Mixed => {}
+                _ => *self = Run::Mixed,
+            }
+            return true;
+        }
+        if tp == addr_of_mut!(ffi::PyFloat_Type) {
+            if let Run::Empty = self {
+                *self = Run::Floats(Vec::with_capacity(hint));
+            }
+            match self {
+                Run::Floats(words) => words.push(ffi::PyFloat_AS_DOUBLE(obj).to_bits()),
+                Run::Mixed => {}
+                _ => *self = Run::Mixed,
+            }
+            return true;
+        }
+        if obj == ffi::Py_None() || obj == ffi::Py_True() || obj == ffi::Py_False() {
+            *self = Run::Mixed;
+            return true;
+        }
+        false
     }
-    if ffi::Py_TYPE(obj) != addr_of_mut!(ffi::PyList_Type) {
-        return false;
+}
+
+/// One column being gathered: its cells, and for lists their items.
+struct Gather {
+    /// Every cell is a list (else every cell is a scalar; both: `mixed`).
+    lists: bool,
+    mixed: bool,
+    cells: Vec<*mut PyObject>,
+    /// The scalars: the cells, or the items of the list cells.
+    items: Vec<*mut PyObject>,
+    run: Run,
+    /// With `lists`: item offsets of the cells.
+    offsets: Vec<u32>,
+    /// Scalars expected (the number of rows; twice that for lists).
+    hint: usize,
+}
+
+/// Rows whose dicts are fetched ahead of the one being read.
+const ROWS_AHEAD: usize = 8;
+/// Cells fetched ahead: their headers, then their item arrays, then the items.
+const CELLS_AHEAD: usize = 12;
+
+impl Gather {
+    /// Gathers a column from its cells; `None` when one is no cell.
+    unsafe fn of(cells: Vec<*mut PyObject>) -> Option<Gather> {
+        let n = cells.len();
+        let mut g = Gather { lists: false, mixed: false, cells: Vec::new(), items: Vec::new(), run: Run::Empty, offsets: vec![0], hint: n };
+        let list_type = addr_of_mut!(ffi::PyList_Type);
+        for i in 0..n {
+            // Three stages, each a few cells behind the one before it.
+            if i + CELLS_AHEAD < n {
+                prefetch(cells[i + CELLS_AHEAD]);
+            }
+            if i + CELLS_AHEAD / 2 < n {
+                let c = cells[i + CELLS_AHEAD / 2];
+                if ffi::Py_TYPE(c) == list_type {
+                    prefetch((*(c as *mut ffi::PyListObject)).ob_item as *mut PyObject);
+                }
+            }
+            if i + CELLS_AHEAD / 4 < n {
+                let c = cells[i + CELLS_AHEAD / 4];
+                if ffi::Py_TYPE(c) == list_type {
+                    let items = (*(c as *mut ffi::PyListObject)).ob_item;
+                    for t in 0..(ffi::Py_SIZE(c) as usize).min(4) {
+                        prefetch(*items.add(t));
+                    }
+                } else {
+                    prefetch(c);
+                }
+            }
+            if !g.add(cells[i], i == 0) {
+                return None;
+            }
+        }
+        g.cells = cells;
+        Some(g)
     }
-    let items = (*(obj as *mut ffi::PyListObject)).ob_item;
-    (0..ffi::Py_SIZE(obj) as usize).all(|i| is_scalar(*items.add(i)))
+
+    /// About the bytes this column will take (strings held elsewhere aside).
+    fn size_hint(&self) -> usize {
+        let items = match &self.run {
+            Run::Strs { units, offsets, .. } => 16 + 4 * offsets.len() + units.len(),
+            _ => 16 + 8 * self.items.len(),
+        };
+        items + if self.lists { 16 + 4 * self.offsets.len() } else { 0 }
+    }
+
+    /// Adds one cell; false when it is no cell (a scalar or list of scalars).
+    #[inline(always)]
+    unsafe fn add(&mut self, obj: *mut PyObject, first: bool) -> bool {
+        let list = ffi::Py_TYPE(obj) == addr_of_mut!(ffi::PyList_Type);
+        if first {
+            self.lists = list;
+            if list {
+                self.hint *= 2;
+                self.offsets.reserve(self.cells.capacity() + 1);
+            }
+            self.items.reserve(self.hint);
+        } else if list != self.lists {
+            self.mixed = true;
+        }
+        if !list {
+            self.items.push(obj);
+            return self.run.add(obj, self.hint);
+        }
+        let items = (*(obj as *mut ffi::PyListObject)).ob_item;
+        for i in 0..ffi::Py_SIZE(obj) as usize {
+            let item = *items.add(i);
+            if !self.run.add(item, self.hint) {
+                return false;
+            }
+            self.items.push(item);
+        }
+        self.offsets.push(self.items.len() as u32);
+        self.items.len() <= u32::MAX as usize
+    }
 }
 
 /// Whether two dict keys are the same key: the same object, or two str
@@ -78,8 +225,13 @@ impl<'py> Compactor<'py> {
             return Ok(None);
         }
         let mut keys: Vec<*mut PyObject> = Vec::with_capacity(k);
-        let mut columns: Vec<Vec<*mut PyObject>> = (0..k).map(|_| Vec::with_capacity(n)).collect();
+        // First the cells, column by column; then each column is gathered
+        // from its array of cells, whose objects can be fetched ahead.
+        let mut cells: Vec<Vec<*mut PyObject>> = (0..k).map(|_| Vec::with_capacity(n)).collect();
         for i in 0..n {
+            if i + ROWS_AHEAD < n {
+                prefetch(*rows.add(i + ROWS_AHEAD));
+            }
             let row = *rows.add(i);
             if ffi::Py_TYPE(row) != dict_type || ffi::PyDict_Size(row) as usize != k {
                 return Ok(None);
@@ -94,11 +246,15 @@ impl<'py> Compactor<'py> {
                 } else if !same_key(key, keys[j]) {
                     return Ok(None);
                 }
-                if !is_cell(value) {
-                    return Ok(None);
-                }
-                columns[j].push(value);
+                cells[j].push(value);
                 j += 1;
+            }
+        }
+        let mut columns = Vec::with_capacity(k);
+        for cells in cells {
+            match Gather::of(cells) {
+                Some(g) => columns.push(g),
+                None => return Ok(None),
             }
         }
         // The shape comes from the first row's keys, as for a dict.
@@ -111,86 +267,39 @@ impl<'py> Compactor<'py> {
         let shape = self.shape_of(items, k);
         self.items.truncate(items);
         let shape = shape?;
+        // The columns' bytes at once, rather than by doubling the buffer.
+        self.builder.reserve(columns.iter().map(Gather::size_hint).sum());
         let mut cols = Vec::with_capacity(k);
-        for column in &columns {
+        for column in columns {
             cols.push(self.column(column)?);
         }
         Ok(Some(self.builder.table_object(n, shape, &cols)))
     }
 
-    /// One column: lists of scalars as a LIST_COLUMN, scalars as a number
-    /// list, a string column or a list of slots.
-    unsafe fn column(&mut self, values: &[*mut PyObject]) -> PyResult<u64> {
-        let list_type = addr_of_mut!(ffi::PyList_Type);
-        if values.iter().all(|&v| ffi::Py_TYPE(v) == list_type) {
-            let mut flat: Vec<*mut PyObject> = Vec::new();
-            let mut offsets: Vec<u32> = Vec::with_capacity(values.len() + 1);
-            offsets.push(0);
-            for &v in values {
-                let items = (*(v as *mut ffi::PyListObject)).ob_item;
-                for i in 0..ffi::Py_SIZE(v) as usize {
-                    flat.push(*items.add(i));
-                }
-                if flat.len() > u32::MAX as usize {
-                    return self.slot_column(values);
-                }
-                offsets.push(flat.len() as u32);
-            }
-            let child = if flat.is_empty() { SLOT_EMPTY_LIST } else { self.scalar_column(&mut flat)? };
-            return Ok(self.builder.list_column(child, &offsets));
+    /// Writes a gathered column: lists as a LIST_COLUMN over their items,
+    /// scalars by what they have in common.
+    unsafe fn column(&mut self, g: Gather) -> PyResult<u64> {
+        if g.mixed {
+            return self.slot_column(&g.cells);
         }
-        if values.iter().all(|&v| is_scalar(v)) {
-            let mut values = values.to_vec();
-            return self.scalar_column(&mut values);
+        if !g.lists {
+            return self.scalars(g.run, &g.items);
         }
-        self.slot_column(values)
+        let child = if g.items.is_empty() { SLOT_EMPTY_LIST } else { self.scalars(g.run, &g.items)? };
+        Ok(self.builder.list_column(child, &g.offsets))
     }
 
-    /// Scalars: raw numbers, a string column when that is smaller than
-    /// slots, else slots.
-    unsafe fn scalar_column(&mut self, values: &mut [*mut PyObject]) -> PyResult<u64> {
-        if let Some(slot) = self.number_list(values.as_mut_ptr(), values.len()) {
-            return Ok(slot);
-        }
-        if let Some(slot) = self.str_column(values) {
-            return Ok(slot);
-        }
-        self.slot_column(values)
-    }
-
-    /// Strings of one width as a STR_COLUMN, when it takes fewer bytes
-    /// than slots would (short ASCII strings fit their slot, and a string
-    /// held elsewhere too is most likely repeated, so stored once).
-    unsafe fn str_column(&mut self, values: &[*mut PyObject]) -> Option<u64> {
-        let str_type = addr_of_mut!(ffi::PyUnicode_Type);
-        let mut width = None;
-        let (mut units, mut as_slots) = (0usize, 0usize);
-        for &v in values {
-            if ffi::Py_TYPE(v) != str_type {
-                return None;
+    /// Scalars: raw numbers; strings as a STR_COLUMN when that is smaller
+    /// than slots; else slots.
+    unsafe fn scalars(&mut self, run: Run, items: &[*mut PyObject]) -> PyResult<u64> {
+        match run {
+            Run::Ints(words) => Ok(self.builder.num_list(false, &words)),
+            Run::Floats(words) => Ok(self.builder.num_list(true, &words)),
+            Run::Strs { width, units, offsets, as_slots } if 4 * (offsets.len() - 1) + units.len() < as_slots => {
+                Ok(self.builder.str_column(width, &offsets, &units))
             }
-            let (w, u) = str_units(v);
-            if *width.get_or_insert(w) != w {
-                return None;
-            }
-            units += u.len();
-            as_slots += 8;
-            if !(w == Width::Ascii && u.len() <= 7) && ffi::Py_REFCNT(v) == 1 {
-                as_slots += (u.len() + 7) & !7;
-            }
+            _ => self.slot_column(items),
         }
-        let width = width?;
-        if 4 * values.len() + units >= as_slots || units / width.unit() > u32::MAX as usize {
-            return None;
-        }
-        let mut offsets = Vec::with_capacity(values.len() + 1);
-        let mut data = Vec::with_capacity(units);
-        offsets.push(0u32);
-        for &v in values {
-            data.extend_from_slice(str_units(v).1);
-            offsets.push((data.len() / width.unit()) as u32);
-        }
-        Some(self.builder.str_column(width, &offsets, &data))
     }
 
     /// Cells as a list of slots (lists of scalars as lists).
