@@ -5,6 +5,8 @@ import multiprocessing
 import os
 import socket
 import struct
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -174,3 +176,23 @@ def test_shared_memory_attach_in_a_spawned_process_and_unlink():
     # Nothing leaks: the creator's unlink removed the only segment, and the
     # attaching processes created none.
     assert _shm_names() == before
+
+
+def test_sockets_and_shared_memory_load_on_first_use():
+    """`import bale` leaves bale._net and bale._shm unloaded; their names still work."""
+    code = (
+        "import sys, bale\n"
+        "print(sorted(m for m in ('bale._net', 'bale._shm') if m in sys.modules))\n"
+        "from bale import recv, share\n"
+        "print(bale.send.__module__, bale.SharedRegion.__module__, 'send_async' in dir(bale), share is bale.share)\n"
+        "try:\n"
+        "    bale.no_such_name\n"
+        "except AttributeError as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.splitlines() == [
+        "[]",
+        "bale._net bale._shm True True",
+        "module 'bale' has no attribute 'no_such_name'",
+    ]
