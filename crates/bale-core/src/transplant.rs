@@ -165,8 +165,12 @@ impl Transplant {
             Frame::Columns { src: key, col, shape, base, .. } => {
                 let out = match (shape, col.kind) {
                     (Some(shape), _) => dst.table_object(col.len, shape, &self.slots[base..]),
-                    (None, ColumnKind::Lists { offs, .. }) => {
+                    (None, ColumnKind::Lists { offs, child }) => {
                         let offsets = (0..=col.len).map(|i| read_u32(src.buf(), offs + 4 * i)).collect::<Vec<u32>>();
+                        // The copy must be a valid column whatever the source holds.
+                        if offsets[0] != 0 || offsets[col.len] as usize != child.len() || offsets.windows(2).any(|w| w[0] > w[1]) {
+                            return Err(FormatError::at(offs, "list column offsets do not run from 0 to its child's length"));
+                        }
                         dst.list_column(self.slots[base], &offsets)
                     }
                     _ => unreachable!("a columns frame is a table or a list column"),

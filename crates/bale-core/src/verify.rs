@@ -396,6 +396,9 @@ impl<'a> Verifier<'a> {
                 }
             }
             ColumnKind::Strs { width, offs, units, total } => {
+                if read_u32(r.buf(), offs) != 0 || read_u32(r.buf(), offs + 4 * c.len) as usize != total {
+                    return Err(FormatError::at(offs, "string column offsets do not run from 0 to its unit count"));
+                }
                 let mut prev = 0;
                 for i in 0..c.len {
                     let end = read_u32(r.buf(), offs + 4 * (i + 1)) as usize;
@@ -411,7 +414,10 @@ impl<'a> Verifier<'a> {
                     prev = end;
                 }
             }
-            ColumnKind::Lists { offs, .. } => {
+            ColumnKind::Lists { offs, child } => {
+                if read_u32(r.buf(), offs) != 0 || read_u32(r.buf(), offs + 4 * c.len) as usize != child.len() {
+                    return Err(FormatError::at(offs, "list column offsets do not run from 0 to its child's length"));
+                }
                 for i in 0..c.len {
                     if read_u32(r.buf(), offs + 4 * (i + 1)) < read_u32(r.buf(), offs + 4 * i) {
                         return Err(FormatError::at(offs + 4 * i, "list column offsets decrease"));

@@ -1591,7 +1591,7 @@ fn tables_with_bad_columns_are_refused() {
     refuse(&bytes, &["string column"]);
     // A list column whose last offset is not its child's length.
     let bytes = table_region(|b, _, tags| b[tags + 16 + 12..tags + 16 + 16].copy_from_slice(&7u32.to_le_bytes()));
-    refuse(&bytes, &["list column"]);
+    refuse(&bytes, &["list column offsets"]);
     // A table with more rows than its columns hold.
     let bytes = table_region(|b, _, _| {
         let root = u64::from_le_bytes(b[OFF_ROOT..OFF_ROOT + 8].try_into().unwrap()) as usize;
