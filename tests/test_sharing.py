@@ -195,3 +195,15 @@ def shape_of(root):
 def test_random_graphs_keep_their_identity_structure(built):
     for back in roundtrip(built):
         assert shape_of(back) == shape_of(built)
+
+
+def test_shared_int_pairs_inside_small_tuples_stay_shared():
+    # Without share=True a tuple of int pairs is written at once, pairs in
+    # their slots; with it, a pair reached twice is still one object.
+    p = (1, 2)
+    value = ((p, p), (p, (3, 4)))
+    t = bale.thaw(bale.compact(value, share=True).root)
+    assert t == value and t[0][0] is t[0][1] is t[1][0]
+    plain = bale.compact(value)
+    assert bale.thaw(plain.root) == value and plain.root == value
+    assert bale.load(bytes(plain), verify=True).root[1][1] == (3, 4)

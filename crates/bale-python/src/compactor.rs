@@ -759,6 +759,11 @@ impl<'py> Compactor<'py> {
             } else if tp == addr_of_mut!(ffi::PyUnicode_Type) || tp == addr_of_mut!(ffi::PyFloat_Type) {
                 deferred |= 1 << i;
                 0
+            } else if tp == addr_of_mut!(ffi::PyTuple_Type) && ffi::Py_SIZE(item) == 2 && !self.share {
+                // A pair of small ints (a tree's leaf level) is a slot too,
+                // so the level above needs no frame either.
+                let pair = seq_items(item, true);
+                pair_slot(*pair, *pair.add(1))?
             } else {
                 return None;
             };
