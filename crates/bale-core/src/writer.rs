@@ -69,14 +69,29 @@ impl Builder {
     /// Appends slots in one copy (slots are stored little-endian).
     #[inline]
     fn put_slots(&mut self, slots: &[u64]) {
-        // Containers are mostly small: a plain loop beats a memcpy call.
         let len = self.buf.len();
         self.buf.reserve(slots.len() * 8);
         // SAFETY: `reserve` made room for the bytes written before `set_len`.
         unsafe {
             let dst = self.buf.as_mut_ptr().add(len);
-            for (i, &s) in slots.iter().enumerate() {
-                (dst.add(8 * i) as *mut u64).write_unaligned(s.to_le());
+            // Containers are mostly small: stores of a known count, not the
+            // memcpy call LLVM makes of a loop.
+            match *slots {
+                [a] => (dst as *mut u64).write_unaligned(a.to_le()),
+                [a, b] => {
+                    (dst as *mut u64).write_unaligned(a.to_le());
+                    (dst.add(8) as *mut u64).write_unaligned(b.to_le());
+                }
+                [a, b, c] => {
+                    (dst as *mut u64).write_unaligned(a.to_le());
+                    (dst.add(8) as *mut u64).write_unaligned(b.to_le());
+                    (dst.add(16) as *mut u64).write_unaligned(c.to_le());
+                }
+                _ => {
+                    for (i, &s) in slots.iter().enumerate() {
+                        (dst.add(8 * i) as *mut u64).write_unaligned(s.to_le());
+                    }
+                }
             }
             self.buf.set_len(len + slots.len() * 8);
         }

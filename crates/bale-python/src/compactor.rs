@@ -27,6 +27,7 @@ use pyo3::types::PyDict;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::errors::CompactError;
+use crate::ints::int_value;
 use crate::strings::str_units;
 use crate::region::Region;
 use crate::views::{check_expansion, view_parts, Items, Node};
@@ -438,9 +439,7 @@ impl<'py> Compactor<'py> {
 
     /// Slot and key hash of an exact int.
     pub(crate) unsafe fn int_slot(&mut self, obj: *mut PyObject) -> PyResult<(u64, u64)> {
-        let mut overflow = 0;
-        let v = ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow);
-        if overflow == 0 {
+        if let Some(v) = int_value(obj) {
             return Ok((self.builder.int(v), hash_i64(v)));
         }
         let b = self.big_int_bytes(obj)?;
@@ -715,12 +714,10 @@ impl<'py> Compactor<'py> {
             if tp == float_type {
                 words.push(ffi::PyFloat_AS_DOUBLE(item).to_bits());
             } else {
-                let mut overflow = 0;
-                let v = ffi::PyLong_AsLongLongAndOverflow(item, &mut overflow);
-                if overflow != 0 {
+                let Some(v) = int_value(item) else {
                     ok = false;
                     break;
-                }
+                };
                 words.push(v as u64);
             }
         }
@@ -747,9 +744,7 @@ impl<'py> Compactor<'py> {
             let item = *items.add(i);
             let tp = ffi::Py_TYPE(item);
             *slot = if tp == addr_of_mut!(ffi::PyLong_Type) {
-                let mut overflow = 0;
-                let v = ffi::PyLong_AsLongLongAndOverflow(item, &mut overflow);
-                make_int_slot(v).filter(|_| overflow == 0)?
+                make_int_slot(int_value(item)?)?
             } else if item == ffi::Py_None() {
                 SLOT_NONE
             } else if item == ffi::Py_True() {
@@ -1025,13 +1020,7 @@ unsafe fn pair_slot(a: *mut PyObject, b: *mut PyObject) -> Option<u64> {
     if ffi::Py_TYPE(a) != int_type || ffi::Py_TYPE(b) != int_type {
         return None;
     }
-    let (mut oa, mut ob) = (0, 0);
-    let x = ffi::PyLong_AsLongLongAndOverflow(a, &mut oa);
-    let y = ffi::PyLong_AsLongLongAndOverflow(b, &mut ob);
-    if oa != 0 || ob != 0 {
-        return None;
-    }
-    make_pair_slot(x, y)
+    make_pair_slot(int_value(a)?, int_value(b)?)
 }
 
 /// The keys of a dict as bytes that are equal exactly when the key

@@ -7,6 +7,7 @@ mod convert;
 mod errors;
 mod fastslots;
 mod info;
+mod ints;
 mod json;
 mod number_list;
 mod record_view;
@@ -161,6 +162,8 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(announced_length, m)?)?;
     m.add("HEADER_LEN", bale_core::format::HEADER_LEN)?;
+    let bits: u32 = py.import("sys")?.getattr("int_info")?.getattr("bits_per_digit")?.extract()?;
+    ints::enable_fast_path(bits);
     // Check the object layout the fast view allocation relies on.
     let probe = new_region(py, Region::adopt(py, Storage::owned(bale_core::Builder::new().finish(bale_core::format::SLOT_NONE)), false)?)?;
     alloc::enable_fast_path(views::layout_check(py, &probe)?);

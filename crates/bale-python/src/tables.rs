@@ -16,6 +16,7 @@ use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 
 use crate::compactor::{prefetch, Compactor};
+use crate::ints::int_value;
 use crate::strings::str_units;
 
 /// Lists with fewer dicts than this are written row by row.
@@ -67,15 +68,14 @@ impl Run {
             return true;
         }
         if tp == addr_of_mut!(ffi::PyLong_Type) {
-            let mut overflow = 0;
-            let v = ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow);
+            let v = int_value(obj);
             if let Run::Empty = self {
                 *self = Run::Ints(Vec::with_capacity(hint));
             }
-            match self {
-                Run::Ints(words) if overflow == 0 => words.push(v as u64),
-                Run::Mixed => {}
-                _ => *self = Run::Mixed,
+            match (self, v) {
+                (Run::Ints(words), Some(v)) => words.push(v as u64),
+                (Run::Mixed, _) => {}
+                (run, _) => *run = Run::Mixed,
             }
             return true;
         }

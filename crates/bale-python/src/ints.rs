@@ -1,0 +1,39 @@
+//! Exact ints read without a call, where CPython's layout is known.
+//!
+//! Up to CPython 3.11 an int is a signed digit count (`ob_size`) followed
+//! by 30-bit digits; ints of one or two digits (|v| < 2^60) are read here
+//! directly, which is most of the ints of real data. Other versions, digit
+//! sizes and larger ints go through `PyLong_AsLongLongAndOverflow`.
+
+use pyo3::ffi::{self, PyObject};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set at module start when `sys.int_info.bits_per_digit` is 30.
+static THIRTY_BIT_DIGITS: AtomicBool = AtomicBool::new(false);
+
+pub fn enable_fast_path(bits_per_digit: u32) {
+    THIRTY_BIT_DIGITS.store(bits_per_digit == 30, Ordering::Relaxed);
+}
+
+/// The value of an exact int that fits in 64 bits; `None` otherwise.
+#[inline(always)]
+pub unsafe fn int_value(obj: *mut PyObject) -> Option<i64> {
+    #[cfg(all(not(Py_3_12), not(PyPy), not(Py_LIMITED_API)))]
+    if THIRTY_BIT_DIGITS.load(Ordering::Relaxed) {
+        let size = (*(obj as *mut ffi::PyVarObject)).ob_size;
+        let digits = (obj as *const u8).add(std::mem::size_of::<ffi::PyVarObject>()) as *const u32;
+        match size {
+            0 => return Some(0),
+            1 => return Some(*digits as i64),
+            -1 => return Some(-(*digits as i64)),
+            2 | -2 => {
+                let v = *digits as i64 | (*digits.add(1) as i64) << 30;
+                return Some(if size < 0 { -v } else { v });
+            }
+            _ => {}
+        }
+    }
+    let mut overflow = 0;
+    let v = ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow);
+    (overflow == 0).then_some(v)
+}
