@@ -328,3 +328,18 @@ def test_json_corpus_round_trips(json_corpus, name):
 def test_json_corpus_is_found(json_corpus):
     names = {p.name for p in json_corpus_files()}
     assert {"twitter.json", "canada.json", "citm_catalog.json"} <= names
+
+
+@pytest.mark.parametrize("container", [list, tuple, lambda v: [{"v": x, "l": [x, x]} for x in v]])
+def test_ints_around_digit_and_slot_boundaries(container):
+    # Ints of one and two 30-bit digits are read from CPython's layout,
+    # others through the C-API: every boundary must round trip exactly.
+    edges = [0, 1, -1]
+    for e in (29, 30, 31, 59, 60, 61, 62, 63, 64, 90):
+        edges += [2**e - 1, 2**e, 2**e + 1, -(2**e) + 1, -(2**e), -(2**e) - 1]
+    value = container(edges)
+    r = bale.compact(value)
+    assert bale.thaw(r.root) == value
+    assert bale.load(bytes(r), verify=True).root == value
+    pairs = [(a, b) for a in edges[:12] for b in edges[-12:]]
+    assert bale.thaw(bale.compact(pairs).root) == pairs
