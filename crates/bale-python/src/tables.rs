@@ -52,7 +52,8 @@ impl Run {
                 *self = Run::Strs { width: w, units: Vec::with_capacity(hint * 16), offsets, as_slots: 0 };
             }
             match self {
-                Run::Strs { width, units, offsets, as_slots } if *width == w => {
+                // Offsets are u32: a run of more code units is written as slots.
+                Run::Strs { width, units, offsets, as_slots } if *width == w && (units.len() + u.len()) / w.unit() <= u32::MAX as usize => {
                     units.extend_from_slice(u);
                     offsets.push((units.len() / w.unit()) as u32);
                     // A slot, and the payload of a string not inline that
