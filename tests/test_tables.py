@@ -995,3 +995,11 @@ def test_random_corruptions_and_truncations_never_crash(corpus):
     for cut in range(0, len(data), 8):
         with pytest.raises(ValueError):
             bale.load(data[:cut])
+
+
+def test_a_refused_key_is_named_at_its_first_record():
+    import decimal
+
+    key = decimal.Decimal("1.5")
+    with pytest.raises(bale.CompactError, match=r"root\['a'\]\[0\]: key Decimal\('1.5'\)"):
+        bale.compact({"a": [{key: i} for i in range(5)]})

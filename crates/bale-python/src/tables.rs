@@ -267,7 +267,11 @@ impl<'py> Compactor<'py> {
         }
         let shape = self.shape_of(items, k);
         self.items.truncate(items);
-        let shape = shape?;
+        // A key bale cannot store: the row path fails on it too, with the
+        // path of the first row in its message.
+        let Ok(shape) = shape else {
+            return Ok(None);
+        };
         // The columns' bytes at once, rather than by doubling the buffer.
         self.builder.reserve(columns.iter().map(Gather::size_hint).sum());
         let mut cols = Vec::with_capacity(k);
