@@ -10,7 +10,7 @@
 
 use crate::error::{FormatError, Result};
 use crate::format::*;
-use crate::reader::{Dict, NumList, Reader, Seq, Str, Table, Value};
+use crate::reader::{bad, Dict, NumList, Reader, Seq, Str, Table, Value};
 
 /// A list stored in a columnar object: `len` items from item `first` on
 /// (a LIST_COLUMN item is a slice of its child, so `first` may be > 0).
@@ -52,9 +52,6 @@ impl Child {
             Child::Strs { len, .. } => *len,
         }
     }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
     /// The whole child as a list value.
     pub fn value<'a>(&self) -> Value<'a> {
         match *self {
@@ -65,11 +62,6 @@ impl Child {
             }
         }
     }
-}
-
-#[inline]
-fn bad(offset: usize, msg: &str) -> FormatError {
-    FormatError::at(offset, msg)
 }
 
 /// Bytes of `n + 1` u32 offsets, padded to a word.
@@ -87,19 +79,19 @@ impl<'a> Reader<'a> {
 
     /// A TABLE object at `off` with `n` rows (its extent not yet checked).
     pub(crate) fn decode_table(&self, off: usize, n: usize, limit: usize) -> Result<Value<'a>> {
-        self.check_extent(off, 16, limit, "table object")?;
+        self.extent(off, 16, limit, "table object")?;
         let shape_off = self.word(off + 8)? as usize;
         if shape_off % 8 != 0 || shape_off >= off {
             return Err(bad(off, "table shape does not lie before its table"));
         }
         let shape = self.shape_at(shape_off, off)?;
-        self.check_extent(off, 16 + 8 * shape.len, limit, "table object")?;
+        self.extent(off, 16 + 8 * shape.len, limit, "table object")?;
         Ok(Value::Column(Column { start: off, first: 0, len: n, kind: ColumnKind::Rows { shape, cols: off + 16 } }))
     }
 
     /// A STR_COLUMN object at `off` with `n` strings.
     pub(crate) fn decode_str_column(&self, off: usize, n: usize, limit: usize) -> Result<Value<'a>> {
-        self.check_extent(off, 16, limit, "string column")?;
+        self.extent(off, 16, limit, "string column")?;
         let head = self.word(off + 8)?;
         if head & 0xFC != 0 {
             return Err(bad(off + 8, "string column has non-zero reserved bits"));
@@ -111,7 +103,7 @@ impl<'a> Reader<'a> {
         }
         let offs = off + 16;
         let units = offs + offsets_size(n);
-        self.check_extent(off, 16 + offsets_size(n) + pad8(total * width.unit()), limit, "string column")?;
+        self.extent(off, 16 + offsets_size(n) + pad8(total * width.unit()), limit, "string column")?;
         // Each item's offsets are checked against `total` when it is read
         // (one record read from a cold file touches no other page); the
         // whole run of offsets is checked by verify.
@@ -123,7 +115,7 @@ impl<'a> Reader<'a> {
         if n > self.buf().len() {
             return Err(bad(off, "list column length does not fit in the region"));
         }
-        self.check_extent(off, 16 + offsets_size(n), limit, "list column")?;
+        self.extent(off, 16 + offsets_size(n), limit, "list column")?;
         // The child lies before its column even in a cyclic region: a
         // column is never part of a cycle.
         let (child, end) = match self.decode(self.word(off + 8)?, off)? {

@@ -368,7 +368,7 @@ impl<'a> Region<'a> {
 }
 
 #[inline]
-fn bad(offset: usize, msg: &str) -> FormatError {
+pub(crate) fn bad(offset: usize, msg: &str) -> FormatError {
     FormatError::at(offset, msg)
 }
 
@@ -396,15 +396,10 @@ impl<'a> Reader<'a> {
         }
     }
 
-    #[inline(always)]
-    pub(crate) fn check_extent(&self, off: usize, size: usize, limit: usize, what: &str) -> Result<()> {
-        self.extent(off, size, limit, what)
-    }
-
     /// Checks that `[off, off+size)` lies inside the data area and, unless
     /// the reader is cyclic, ends at or before `limit`.
     #[inline(always)]
-    fn extent(&self, off: usize, size: usize, limit: usize, what: &str) -> Result<()> {
+    pub(crate) fn extent(&self, off: usize, size: usize, limit: usize, what: &str) -> Result<()> {
         let limit = if self.cyclic { self.buf.len() } else { limit };
         match off.checked_add(size) {
             Some(end) if off >= HEADER_LEN && end <= limit && end <= self.buf.len() => Ok(()),

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use crate::error::Result;
 use crate::format::*;
 use crate::columns::{offsets_size, ColumnKind};
-use crate::reader::{Reader, Value};
+use crate::reader::{Reader, Table, Value};
 
 /// Counts of values and the bytes they occupy, by kind.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -114,17 +114,7 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
             }
             Value::Column(c) => match c.kind {
                 ColumnKind::Rows { shape, cols } => {
-                    let uses = st.shapes.entry(shape.start).or_insert(0);
-                    *uses += c.len as u64;
-                    if *uses == c.len as u64 {
-                        let size = 8 + 8 * shape.len + 4 * index_cap(shape.len);
-                        let e = st.kinds.entry("shapes (dict keys)").or_default();
-                        e.count += 1;
-                        e.bytes += pad8(size) as u64;
-                        for i in (0..shape.len).rev() {
-                            stack.push((r.word(shape.pos + 8 * i)?, shape.start));
-                        }
-                    }
+                    use_shape(r, &mut st, &mut stack, shape, c.len as u64)?;
                     for i in (0..shape.len).rev() {
                         stack.push((r.word(cols + 8 * i)?, c.start));
                     }
@@ -139,17 +129,7 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
                 }
             },
             Value::Dict(d) => {
-                let uses = st.shapes.entry(d.shape.start).or_insert(0);
-                *uses += 1;
-                if *uses == 1 {
-                    let size = 8 + 8 * d.shape.len + 4 * index_cap(d.shape.len);
-                    let e = st.kinds.entry("shapes (dict keys)").or_default();
-                    e.count += 1;
-                    e.bytes += pad8(size) as u64;
-                    for i in (0..d.shape.len).rev() {
-                        stack.push((r.word(d.shape.pos + 8 * i)?, d.shape.start));
-                    }
-                }
+                use_shape(r, &mut st, &mut stack, d.shape, 1)?;
                 for i in (0..d.len).rev() {
                     stack.push((r.word(d.values + 8 * i)?, d.start));
                 }
@@ -161,4 +141,22 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
         e.bytes += bytes;
     }
     Ok(st)
+}
+
+/// Counts `dicts` more dicts of `shape`; the first time, the shape's bytes
+/// and its keys too.
+fn use_shape(r: &Reader<'_>, st: &mut Stats, stack: &mut Vec<(u64, usize)>, shape: Table, dicts: u64) -> Result<()> {
+    let uses = st.shapes.entry(shape.start).or_insert(0);
+    let first = *uses == 0;
+    *uses += dicts;
+    if first {
+        let size = 8 + 8 * shape.len + 4 * index_cap(shape.len);
+        let e = st.kinds.entry("shapes (dict keys)").or_default();
+        e.count += 1;
+        e.bytes += pad8(size) as u64;
+        for i in (0..shape.len).rev() {
+            stack.push((r.word(shape.pos + 8 * i)?, shape.start));
+        }
+    }
+    Ok(())
 }

@@ -447,7 +447,7 @@ impl<'py> Compactor<'py> {
     }
 
     /// Visits one value: returns its slot, or None after pushing a frame for a container.
-    unsafe fn visit(&mut self, obj: *mut PyObject) -> PyResult<Option<u64>> {
+    pub(crate) unsafe fn visit(&mut self, obj: *mut PyObject) -> PyResult<Option<u64>> {
         let tp = ffi::Py_TYPE(obj);
         if self.share && ffi::Py_REFCNT(obj) > 1 {
             if let Some(&s) = self.memo.get(&(obj as usize)) {

@@ -11,7 +11,7 @@
 
 use std::ptr::addr_of_mut;
 
-use bale_core::format::{Width, SLOT_EMPTY_LIST, SLOT_FALSE, SLOT_NONE, SLOT_TRUE};
+use bale_core::format::{Width, SLOT_EMPTY_LIST};
 use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 
@@ -332,23 +332,9 @@ impl<'py> Compactor<'py> {
         Ok(self.builder.seq(false, &slots))
     }
 
+    /// A scalar's slot, written as anywhere else.
     #[inline]
     unsafe fn scalar_slot(&mut self, v: *mut PyObject) -> PyResult<u64> {
-        let tp = ffi::Py_TYPE(v);
-        Ok(if tp == addr_of_mut!(ffi::PyUnicode_Type) {
-            self.str_slot(v)
-        } else if tp == addr_of_mut!(ffi::PyLong_Type) {
-            self.int_slot(v)?.0
-        } else if tp == addr_of_mut!(ffi::PyFloat_Type) {
-            self.builder.float(ffi::PyFloat_AS_DOUBLE(v))
-        } else if v == ffi::Py_None() {
-            SLOT_NONE
-        } else if v == ffi::Py_True() {
-            SLOT_TRUE
-        } else if v == ffi::Py_False() {
-            SLOT_FALSE
-        } else {
-            unreachable!("cells hold scalars only")
-        })
+        Ok(self.visit(v)?.expect("a scalar has a slot"))
     }
 }
