@@ -132,3 +132,13 @@ def test_plots_exist_and_are_pngs(smoke_report):
         with open(out / "plots" / name, "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     assert (out / "REPORT.json").exists()
+
+
+def test_interleaved_comparison_runs():
+    out = subprocess.run(
+        [sys.executable, os.path.join(BENCH, "interleaved.py"), "--repeat", "1", "--records", "2000"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if line.startswith("| compact") or line.startswith("| thaw")]
+    assert len(rows) == 3 and all(line.rstrip().endswith("x |") for line in rows), out.stdout

@@ -162,7 +162,12 @@ def compact(obj: object, *, share: bool = False) -> Region:
     """A deep, immutable copy of ``obj`` in a fresh region."""
 
 def region_of(value: object) -> Region | None:
-    """The region a view lives in, rooted at that view; None for anything else."""
+    """The region a view lives in, rooted at that view; None for anything else.
+
+    A row of a table (a list of records stored by column), or a list inside
+    one, has no place of its own: its handle is rooted at a copy appended to
+    the region.
+    """
 
 def thaw(value: Any, *, types: Iterable[type] | None = None) -> Any:
     """Native Python objects from a view (deep); native values pass through.
@@ -184,7 +189,10 @@ def to_json(value: object) -> bytes:
     """JSON text of a view, a region (its root) or a compactable value, made in Rust."""
 
 def column(records: ListView | TupleView, key: object) -> Any:
-    """Field ``key`` of every dict: a numpy array for numeric fields (numpy installed), else a list."""
+    """Field ``key`` of every dict: a numpy array for numeric fields (numpy installed), else a list.
+
+    For a table (a list of records stored by column) the field is read from its column.
+    """
 
 def region_stats(region: Region, top: int = 5) -> dict[str, Any]:
     """Counts and bytes per kind of value, and the most used dict shapes."""
