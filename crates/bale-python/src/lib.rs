@@ -52,7 +52,9 @@ pub(crate) fn new_region(py: Python<'_>, region: Region) -> PyResult<Py<Region>>
 }
 
 /// The region a view lives in, as a handle whose root is that view's
-/// value; `None` for anything that is not a view.
+/// value (for a table row or list-column slice, which have no place of
+/// their own, a copy appended to the region); `None` for anything that is
+/// not a view.
 #[pyfunction]
 fn region_of(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Option<Py<Region>>> {
     match view_parts(value) {
