@@ -134,6 +134,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Item `i` of a column (`i < c.len`, which the caller checks).
+    #[inline]
     pub fn column_item(&self, c: Column, i: usize) -> Result<Value<'a>> {
         let j = c.first + i;
         match c.kind {
@@ -151,18 +152,32 @@ impl<'a> Reader<'a> {
                 Ok(Value::Str(Str::borrowed(width, b - a, data)))
             }
             ColumnKind::Lists { child, offs } => {
-                let (a, b) = (self.u32_at(offs + 4 * j), self.u32_at(offs + 4 * j + 4));
-                if a > b || b > child.len() {
-                    return Err(bad(offs + 4 * j, "list column offsets decrease or run past its child"));
-                }
+                let (a, b) = self.list_bounds(offs, j, child.len())?;
                 Ok(slice_of(child, c.start, a, b - a))
             }
         }
     }
 
+    /// Where item `j` of a LIST_COLUMN (offsets at `offs`, child of
+    /// `child_len` items) lies in its child: `[a, b)`.
+    #[inline]
+    pub fn list_bounds(&self, offs: usize, j: usize, child_len: usize) -> Result<(usize, usize)> {
+        let (a, b) = (self.u32_at(offs + 4 * j), self.u32_at(offs + 4 * j + 4));
+        if a > b || b > child_len {
+            return Err(bad(offs + 4 * j, "list column offsets decrease or run past its child"));
+        }
+        Ok((a, b))
+    }
+
     /// Value `i` of a TABLE row: item `row` of column `i`.
     pub(crate) fn row_value(&self, d: Dict, row: usize, i: usize) -> Result<Value<'a>> {
-        let col = self.table_column(d.start, d.values, i)?;
+        self.row_item(d, self.table_column(d.start, d.values, i)?, row, i)
+    }
+
+    /// Item `row` of `col`, column `i` of the table of row dict `d` (read
+    /// apart so that a caller may keep decoded columns).
+    #[inline]
+    pub fn row_item(&self, d: Dict, col: Value<'a>, row: usize, i: usize) -> Result<Value<'a>> {
         match self.list_len(&col) {
             Some(n) if n > row => self.list_item(col, row),
             _ => Err(bad(d.values + 8 * i, "table column is not a list as long as its table")),
@@ -210,7 +225,8 @@ impl<'a> Reader<'a> {
 /// `len` items of `child` from `a` on, as a list value. A slice is marked
 /// by its `start` being the LIST_COLUMN's (`owner`), not its child's: it
 /// has no address of its own, and its items still lie before `owner`.
-fn slice_of<'a>(child: Child, owner: usize, a: usize, len: usize) -> Value<'a> {
+#[inline(always)]
+pub fn slice_of<'a>(child: Child, owner: usize, a: usize, len: usize) -> Value<'a> {
     if len == 0 {
         return Value::List(Seq { start: 0, pos: 0, len: 0 });
     }

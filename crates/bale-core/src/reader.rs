@@ -745,30 +745,26 @@ impl<'a> Reader<'a> {
     }
 
     /// Finds a string key given as CPython code units of its canonical width.
+    #[inline]
     pub fn find_str(&self, t: Table, width: Width, units: &[u8]) -> Result<Option<usize>> {
         let n = units.len() / width.unit();
-        let probe = if width == Width::Ascii && n <= SSTR_MAX {
-            Probe::Inline(make_sstr_slot(units))
-        } else if n <= SHORT_MAX {
-            // A STR slot of this string carries exactly these bits besides its offset.
-            Probe::Short(TAG_STR | ((width as u64) << 3) | ((n as u64) << 5))
-        } else {
-            Probe::Long
-        };
+        // The SSTR slot this string would have, if it fits one.
+        let inline = (width == Width::Ascii && n <= SSTR_MAX).then(|| make_sstr_slot(units));
+        // A STR slot of this string carries exactly these bits besides its offset.
+        let short = (n <= SHORT_MAX).then(|| TAG_STR | ((width as u64) << 3) | ((n as u64) << 5));
         let matches = |slot: u64| -> Result<bool> {
-            Ok(match probe {
-                Probe::Inline(p) if slot & TAG_MASK == TAG_SSTR => slot == p,
-                Probe::Short(bits) if slot & TAG_MASK == TAG_STR => {
-                    if slot & ((1 << 21) - 1) != bits {
+            Ok(match slot & TAG_MASK {
+                TAG_SSTR => inline == Some(slot),
+                TAG_STR if short.is_some() => {
+                    if Some(slot & ((1 << 21) - 1)) != short {
                         return Ok(false);
                     }
                     let off = ((slot >> 21) << 3) as usize;
                     self.extent(off, units.len(), t.start, "string")?;
                     &self.buf[off..off + units.len()] == units
                 }
-                // Forms a writer may also use: objects for any string, and a
-                // STR slot for a short ASCII one.
-                _ if slot & TAG_MASK == TAG_OBJ || slot & TAG_MASK == TAG_STR => {
+                // Any string may also be an object; a long one is never in a STR slot.
+                TAG_OBJ | TAG_STR => {
                     matches!(self.decode(slot, t.start)?, Value::Str(s) if s.width == width && s.units() == units)
                 }
                 _ => false,
@@ -802,12 +798,6 @@ fn extent_error(off: usize, size: usize, limit: usize, what: &str) -> FormatErro
         return FormatError::at(off, format!("{what} points into the header"));
     }
     FormatError::at(off, format!("{what} of {size} bytes does not lie before its referrer at byte {limit}"))
-}
-
-enum Probe {
-    Inline(u64),
-    Short(u64),
-    Long,
 }
 
 /// Checks that the code units fit their width (ASCII < 0x80, UCS-4 <= 0x10FFFF).

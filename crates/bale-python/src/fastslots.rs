@@ -14,7 +14,7 @@ use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 use pyo3::type_object::PyTypeInfo;
 
-use crate::alloc::value_of;
+use crate::alloc::{keep_freed, value_of, FastNew};
 use crate::views::{seq_getitem, DictIterator, DictView, FrozenSetView, ListView, SequenceIterator, SetView, TupleView};
 
 fn into_ptr(py: Python<'_>, out: std::thread::Result<PyResult<Option<Py<PyAny>>>>) -> *mut PyObject {
@@ -95,17 +95,22 @@ macro_rules! holds_region {
 holds_region!(ListView, TupleView, DictView, SetView, FrozenSetView, SequenceIterator, DictIterator);
 
 /// Frees a view or iterator (created untracked by `alloc::new_object`)
-/// without PyO3's generic path: a scan frees two views per record.
-unsafe extern "C" fn dealloc<T: HoldsRegion>(slf: *mut PyObject) {
+/// without PyO3's generic path, keeping it for reuse when its class's
+/// free list has room: a scan frees two views per record.
+unsafe extern "C" fn dealloc<T: HoldsRegion + FastNew>(slf: *mut PyObject) {
     let region = value_of::<T>(slf).region_ptr();
-    let tp = ffi::Py_TYPE(slf);
-    ffi::PyObject_GC_Del(slf.cast());
-    // Instances of heap types hold a reference to their type.
-    ffi::Py_DecRef(tp.cast());
+    if !keep_freed::<T>(slf) {
+        let tp = ffi::Py_TYPE(slf);
+        ffi::PyObject_GC_Del(slf.cast());
+        // Instances of heap types hold a reference to their type.
+        ffi::Py_DecRef(tp.cast());
+    }
+    // Last: freeing a region may run code (its exporter's release) that
+    // makes or frees views.
     ffi::Py_DecRef(region);
 }
 
-fn install_dealloc<T: HoldsRegion + PyTypeInfo>(py: Python<'_>) {
+fn install_dealloc<T: HoldsRegion + FastNew>(py: Python<'_>) {
     unsafe {
         let tp = T::type_object_raw(py);
         (*tp).tp_dealloc = Some(dealloc::<T>);

@@ -1,6 +1,7 @@
 //! `bale._bale`: the extension module behind the `bale` package.
 
 mod alloc;
+mod attached;
 mod column;
 mod compactor;
 mod convert;
@@ -12,6 +13,7 @@ mod json;
 mod number_list;
 mod record_view;
 mod region;
+mod rows;
 mod storage;
 mod streaming;
 mod tables;

@@ -8,7 +8,7 @@
 use std::ffi::c_int;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bale_core::format::*;
@@ -60,6 +60,15 @@ pub struct Region {
     /// For grown handles, this handle as one contiguous region with its own
     /// header, made when a buffer is first exported.
     standalone: OnceLock<Box<[u8]>>,
+    /// Unique among all handles ever made in this process: what caches of
+    /// decoded data are keyed by (an address may be reused, an id is not).
+    id: u64,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn new_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Region {
@@ -85,6 +94,7 @@ impl Region {
             lineage,
             grown: false,
             standalone: OnceLock::new(),
+            id: new_id(),
         };
         if verify {
             region.verify(py)?;
@@ -117,6 +127,10 @@ impl Region {
     pub fn root_value(&self) -> PyResult<Value<'_>> {
         self.reader().decode(self.root, self.buf().len()).map_err(format_error)
     }
+    #[inline]
+    pub fn id(&self) -> u64 {
+        self.id
+    }
     pub fn same_lineage(&self, other: &Region) -> bool {
         Arc::ptr_eq(&self.lineage, &other.lineage)
     }
@@ -131,6 +145,7 @@ impl Region {
             lineage: self.lineage.clone(),
             grown: self.grown || root != self.root,
             standalone: OnceLock::new(),
+            id: new_id(),
         }
     }
 
@@ -170,6 +185,7 @@ impl Region {
             lineage: self.lineage.clone(),
             grown: true,
             standalone: OnceLock::new(),
+            id: new_id(),
         })
     }
 

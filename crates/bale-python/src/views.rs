@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bale_core::hash::{hash_i64, hash_value};
-use bale_core::{values_eq, Column, Dict, NumList, Reader, Record, Seq, Table, Value};
+use bale_core::{values_eq, Column, ColumnKind, Dict, NumList, Reader, Record, Seq, Table, Value};
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -541,6 +541,11 @@ impl SequenceIterator {
             return Ok(None);
         }
         let i = if self.reverse { n - 1 - k } else { k };
+        if let Items::Column(Column { start, first, kind: ColumnKind::Rows { shape, cols }, .. }) = self.seq {
+            // A table's row, made without decoding anything.
+            let dict = Dict { start, shape, values: cols, len: shape.len, row: Some(first + i) };
+            return Ok(Some(new_object(py, DictView { region: self.region.clone_ref(py), dict })?.into_any()));
+        }
         let r = self.region.get().reader();
         value_to_py(py, &self.region, self.seq.get(&r, i).map_err(format_error)?).map(Some)
     }
@@ -649,8 +654,9 @@ impl DictIterator {
             self.next.store(self.dict.len, Ordering::Relaxed);
             return Ok(None);
         }
-        let r = self.region.get().reader();
-        let value = value_to_py(py, &self.region, r.dict_value(self.dict, i).map_err(format_error)?)?;
+        let reg = self.region.get();
+        let r = reg.reader();
+        let value = value_to_py(py, &self.region, crate::rows::dict_value(py, reg, &r, self.dict, i).map_err(format_error)?)?;
         if !self.items {
             return Ok(Some(value));
         }
@@ -671,11 +677,22 @@ pub struct DictView {
 impl DictView {
     fn lookup(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
         let reg = self.region.get();
-        match find_in(reg, self.dict.shape, key)? {
-            Some(i) => {
-                let v = reg.reader().dict_value(self.dict, i).map_err(format_error)?;
-                value_to_py(py, &self.region, v).map(Some)
-            }
+        let p = key.as_ptr();
+        // The common key, a str, found without `find_in`'s other cases.
+        let found = if unsafe { ffi::PyUnicode_CheckExact(p) } != 0 {
+            let (width, units) = unsafe { str_units(p) };
+            reg.reader().find_str(self.dict.shape, width, units).map_err(format_error)?
+        } else {
+            find_in(reg, self.dict.shape, key)?
+        };
+        match found {
+            Some(i) => match self.dict.row {
+                Some(row) => crate::rows::row_value_to_py(py, &self.region, self.dict, row, i).map(Some),
+                None => {
+                    let v = reg.reader().dict_value(self.dict, i).map_err(format_error)?;
+                    value_to_py(py, &self.region, v).map(Some)
+                }
+            },
             None => Ok(None),
         }
     }

@@ -1,0 +1,147 @@
+//! Values of TABLE rows, read through columns decoded once.
+//!
+//! A row's value is item `row` of one of its table's columns. Decoding that
+//! column (its slot, header, child and bounds) costs more than reading the
+//! item, and a scan reads the same few columns for every row, so decoded
+//! columns are kept in a small cache (`attached` state). An entry is keyed
+//! by the region handle's id, which no other handle ever has, and by the
+//! column slot's offset: the bytes under a handle never change, so an entry
+//! stays right for as long as its handle lives, and is never matched after.
+
+use bale_core::columns::slice_of;
+use bale_core::{Column, ColumnKind, Dict, NumList, Reader, Seq, Value};
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+use crate::alloc::new_object;
+use crate::convert::owned;
+use crate::errors::format_error;
+use crate::region::Region;
+use crate::views::{value_to_py, Items, ListView};
+
+/// A decoded column: the list-like values `Reader::table_column` returns.
+#[derive(Clone, Copy)]
+enum Decoded {
+    Slots(Seq),
+    Nums(NumList),
+    Items(Column),
+}
+
+impl Decoded {
+    fn of(v: &Value<'_>) -> Option<Decoded> {
+        match *v {
+            Value::List(s) => Some(Decoded::Slots(s)),
+            Value::NumList(l) => Some(Decoded::Nums(l)),
+            Value::Column(c) => Some(Decoded::Items(c)),
+            _ => None,
+        }
+    }
+    fn value<'a>(self) -> Value<'a> {
+        match self {
+            Decoded::Slots(s) => Value::List(s),
+            Decoded::Nums(l) => Value::NumList(l),
+            Decoded::Items(c) => Value::Column(c),
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Entry {
+    /// 0 for an empty entry (handle ids start at 1).
+    region: u64,
+    table: usize,
+    slot_at: usize,
+    column: Decoded,
+}
+
+const EMPTY: Entry = Entry { region: 0, table: 0, slot_at: 0, column: Decoded::Slots(Seq { start: 0, pos: 0, len: 0 }) };
+
+/// Direct-mapped by slot offset: a table's columns have consecutive slots,
+/// so up to this many columns of one table never evict each other.
+const ENTRIES: usize = 64;
+
+crate::attached::attached!(COLUMNS: [Entry; ENTRIES] = [EMPTY; ENTRIES]);
+
+/// Column `i` of the table of row dict `d`, decoded (from the cache when
+/// it was decoded before).
+#[inline(always)]
+fn column<'a>(_py: Python<'_>, region: &Region, r: &Reader<'a>, d: Dict, i: usize) -> bale_core::Result<Result<Decoded, Value<'a>>> {
+    let slot_at = d.values + 8 * i;
+    let id = region.id();
+    // Safety: attached (`_py`); the closures run no other code.
+    let cached = unsafe {
+        crate::attached::with(&COLUMNS, |c| {
+            let e = &c[(slot_at >> 3) % ENTRIES];
+            (e.region == id && e.slot_at == slot_at && e.table == d.start).then_some(e.column)
+        })
+    };
+    if let Some(col) = cached {
+        return Ok(Ok(col));
+    }
+    let col = r.table_column(d.start, d.values, i)?;
+    Ok(match Decoded::of(&col) {
+        Some(decoded) => {
+            let entry = Entry { region: id, table: d.start, slot_at, column: decoded };
+            unsafe { crate::attached::with(&COLUMNS, |c| c[(slot_at >> 3) % ENTRIES] = entry) };
+            Ok(decoded)
+        }
+        // Not a list: `row_item` reports it.
+        None => Err(col),
+    })
+}
+
+/// Value `i` of the row dict `d` (`d.row` is set, `i < d.len`).
+#[inline]
+pub fn row_value<'a>(py: Python<'_>, region: &Region, r: &Reader<'a>, d: Dict, row: usize, i: usize) -> bale_core::Result<Value<'a>> {
+    match column(py, region, r, d, i)? {
+        Ok(col) => r.row_item(d, col.value(), row, i),
+        Err(not_a_list) => r.row_item(d, not_a_list, row, i),
+    }
+}
+
+/// Value `i` of the row dict `d` as a Python object. The kinds a scan
+/// meets most (a list of a list column, a number) are made here without
+/// passing a `Value` through memory, which costs more than the read.
+pub fn row_value_to_py(py: Python<'_>, region: &Py<Region>, d: Dict, row: usize, i: usize) -> PyResult<Py<PyAny>> {
+    let reg = region.get();
+    let r = reg.reader();
+    let col = column(py, reg, &r, d, i).map_err(format_error)?;
+    match col {
+        Ok(Decoded::Items(Column { start, first, len, kind: ColumnKind::Lists { child, offs } })) if row < len => {
+            let (a, b) = r.list_bounds(offs, first + row, child.len()).map_err(format_error)?;
+            let seq = match slice_of(child, start, a, b - a) {
+                Value::List(s) => Items::Slots(s),
+                Value::Column(c) => Items::Column(c),
+                v => return value_to_py(py, region, v),
+            };
+            Ok(new_object(py, ListView { region: region.clone_ref(py), seq })?.into_any())
+        }
+        Ok(Decoded::Nums(l)) if row < l.len => {
+            let w = r.word(l.pos + 8 * row).map_err(format_error)?;
+            unsafe {
+                let p = if l.float {
+                    ffi::PyFloat_FromDouble(f64::from_bits(w))
+                } else {
+                    ffi::PyLong_FromLongLong(w as i64)
+                };
+                owned(py, p)
+            }
+        }
+        col => {
+            let col = match col {
+                Ok(c) => c.value(),
+                Err(v) => v,
+            };
+            value_to_py(py, region, r.row_item(d, col, row, i).map_err(format_error)?)
+        }
+    }
+}
+
+/// Value `i` of any dict: through the cache for a row.
+#[inline]
+pub fn dict_value<'a>(py: Python<'_>, region: &Region, r: &Reader<'a>, d: Dict, i: usize) -> bale_core::Result<Value<'a>> {
+    match d.row {
+        Some(row) => row_value(py, region, r, d, row, i),
+        None => r.dict_value(d, i),
+    }
+}
