@@ -68,7 +68,7 @@ pub fn column(py: Python<'_>, records: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>
     }
     let out = PyList::empty(py);
     for &v in &values {
-        out.append(value_to_py(py, &region, v)?)?;
+        out.append(value_to_py(py, &region, &v)?)?;
     }
     Ok(out.into_any().unbind())
 }

@@ -12,7 +12,7 @@ use pyo3::types::{PySlice, PyString, PyTuple};
 use crate::errors::{format_error, ThawError};
 use crate::region::Region;
 use crate::strings::str_units;
-use crate::views::value_to_py;
+use crate::views::read_to_py;
 
 #[pyclass(frozen, module = "bale", name = "RecordView")]
 pub struct RecordView {
@@ -40,7 +40,7 @@ pub fn record_to_py(py: Python<'_>, region: Py<Region>, rec: Record) -> PyResult
 fn record_values<'py>(py: Python<'py>, region: &Py<Region>, rec: Record) -> PyResult<Bound<'py, PyTuple>> {
     let r = region.get().reader();
     let items = (0..rec.len)
-        .map(|i| value_to_py(py, region, r.record_value(rec, i).map_err(format_error)?))
+        .map(|i| read_to_py(py, region, r.record_value(rec, i)))
         .collect::<PyResult<Vec<_>>>()?;
     PyTuple::new(py, items)
 }
@@ -95,7 +95,7 @@ impl RecordView {
         let dunder = units.len() > 4 && units.starts_with(b"__") && units.ends_with(b"__");
         if !dunder {
             if let Some(i) = r.find_str(me.rec.ty.fields, width, units).map_err(format_error)? {
-                return value_to_py(py, &me.region, r.record_value(me.rec, i).map_err(format_error)?);
+                return read_to_py(py, &me.region, r.record_value(me.rec, i));
             }
         }
         unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyObject_GenericGetAttr(slf.as_ptr(), name.as_ptr())) }.map(Bound::unbind)

@@ -260,7 +260,7 @@ impl Region {
     fn root(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         let r = slf.get();
         let v = r.root_value()?;
-        value_to_py(slf.py(), slf.as_unbound(), v)
+        value_to_py(slf.py(), slf.as_unbound(), &v)
     }
 
     /// Size of the region in bytes (equals `len(bytes(region))`).

@@ -17,7 +17,7 @@ use crate::alloc::new_object;
 use crate::convert::owned;
 use crate::errors::format_error;
 use crate::region::Region;
-use crate::views::{value_to_py, Items, ListView};
+use crate::views::{read_to_py, value_to_py, Items, ListView};
 
 /// A decoded column: the list-like values `Reader::table_column` returns.
 #[derive(Clone, Copy)]
@@ -112,7 +112,7 @@ pub fn row_value_to_py(py: Python<'_>, region: &Py<Region>, d: Dict, row: usize,
             let seq = match slice_of(child, start, a, b - a) {
                 Value::List(s) => Items::Slots(s),
                 Value::Column(c) => Items::Column(c),
-                v => return value_to_py(py, region, v),
+                v => return value_to_py(py, region, &v),
             };
             Ok(new_object(py, ListView { region: region.clone_ref(py), seq })?.into_any())
         }
@@ -132,7 +132,7 @@ pub fn row_value_to_py(py: Python<'_>, region: &Py<Region>, d: Dict, row: usize,
                 Ok(c) => c.value(),
                 Err(v) => v,
             };
-            value_to_py(py, region, r.row_item(d, col, row, i).map_err(format_error)?)
+            read_to_py(py, region, r.row_item(d, col, row, i))
         }
     }
 }

@@ -75,14 +75,14 @@ impl Node {
 
 /// A stored value as a Python object: scalars become natives, containers views.
 #[inline]
-pub fn value_to_py(py: Python<'_>, region: &Py<Region>, v: Value<'_>) -> PyResult<Py<PyAny>> {
+pub fn value_to_py(py: Python<'_>, region: &Py<Region>, v: &Value<'_>) -> PyResult<Py<PyAny>> {
     unsafe {
-        if let Some(p) = scalar(py, &v) {
+        if let Some(p) = scalar(py, v) {
             return owned(py, p?);
         }
     }
     let region = region.clone_ref(py);
-    Ok(match v {
+    Ok(match *v {
         Value::List(seq) => new_object(py, ListView { region, seq: Items::Slots(seq) })?.into_any(),
         Value::Column(col) => new_object(py, ListView { region, seq: Items::Column(col) })?.into_any(),
         Value::Tuple(seq) => new_object(py, TupleView { region, seq: Items::Slots(seq) })?.into_any(),
@@ -94,6 +94,17 @@ pub fn value_to_py(py: Python<'_>, region: &Py<Region>, v: Value<'_>) -> PyResul
         Value::NdArray(a) => crate::typed::ndarray_to_py(py, region.bind(py).as_any(), &a, false)?,
         _ => unreachable!("scalars are handled above"),
     })
+}
+
+/// A value just read (or the error reading it) as a Python object. The
+/// value is matched where it lies: moving a `Value` that was just written
+/// costs a store-forwarding stall per move, more than the rest of a read.
+#[inline(always)]
+pub fn read_to_py(py: Python<'_>, region: &Py<Region>, read: bale_core::Result<Value<'_>>) -> PyResult<Py<PyAny>> {
+    match read {
+        Ok(ref v) => value_to_py(py, region, v),
+        Err(e) => Err(format_error(e)),
+    }
 }
 
 /// Takes a new object out of the cyclic GC's lists. Regions, views and
@@ -250,7 +261,7 @@ fn elements_matching(
     let mut count = 0;
     let mut first = None;
     for i in start..stop {
-        let e = value_to_py(py, region, seq.get(&r, i).map_err(format_error)?)?;
+        let e = read_to_py(py, region, seq.get(&r, i))?;
         if e.bind(py).eq(x)? {
             count += 1;
             first.get_or_insert(i);
@@ -439,7 +450,7 @@ fn repr(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<String> {
 /// The repr of a container built from the reprs of its items as views.
 fn view_repr(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<String> {
     let r = region.get().reader();
-    let item = |v: Value<'_>| -> PyResult<String> { Ok(value_to_py(py, region, v)?.bind(py).repr()?.to_string()) };
+    let item = |v: Value<'_>| -> PyResult<String> { Ok(value_to_py(py, region, &v)?.bind(py).repr()?.to_string()) };
     let join = |parts: Vec<String>| parts.join(", ");
     Ok(match node {
         Node::List(s) | Node::Tuple(s) => {
@@ -493,7 +504,7 @@ pub(crate) fn seq_getitem(py: Python<'_>, region: &Py<Region>, seq: Items, key: 
                 if j < 0 || j >= n {
                     return Err(PyIndexError::new_err(format!("{what} index out of range")));
                 }
-                return value_to_py(py, region, seq.get(&r, j as usize).map_err(format_error)?);
+                return read_to_py(py, region, seq.get(&r, j as usize));
             }
             ffi::PyErr_Clear();
         }
@@ -503,14 +514,14 @@ pub(crate) fn seq_getitem(py: Python<'_>, region: &Py<Region>, seq: Items, key: 
         let mut items = Vec::with_capacity(ind.slicelength);
         let mut i = ind.start;
         for _ in 0..ind.slicelength {
-            items.push(value_to_py(py, region, seq.get(&r, i as usize).map_err(format_error)?)?);
+            items.push(read_to_py(py, region, seq.get(&r, i as usize))?);
             i += ind.step;
         }
         return Ok(if tuple { PyTuple::new(py, items)?.into_any().unbind() } else { PyList::new(py, items)?.into_any().unbind() });
     }
     if key.hasattr("__index__")? {
         let j = index_arg(key, seq.len(), what)?;
-        return value_to_py(py, region, seq.get(&r, j).map_err(format_error)?);
+        return read_to_py(py, region, seq.get(&r, j));
     }
     Err(PyTypeError::new_err(format!(
         "{what} indices must be integers or slices, not {}",
@@ -547,7 +558,7 @@ impl SequenceIterator {
             return Ok(Some(new_object(py, DictView { region: self.region.clone_ref(py), dict })?.into_any()));
         }
         let r = self.region.get().reader();
-        value_to_py(py, &self.region, self.seq.get(&r, i).map_err(format_error)?).map(Some)
+        read_to_py(py, &self.region, self.seq.get(&r, i)).map(Some)
     }
     fn __length_hint__(&self) -> usize {
         self.seq.len().saturating_sub(self.next.load(Ordering::Relaxed))
@@ -656,11 +667,11 @@ impl DictIterator {
         }
         let reg = self.region.get();
         let r = reg.reader();
-        let value = value_to_py(py, &self.region, crate::rows::dict_value(py, reg, &r, self.dict, i).map_err(format_error)?)?;
+        let value = read_to_py(py, &self.region, crate::rows::dict_value(py, reg, &r, self.dict, i))?;
         if !self.items {
             return Ok(Some(value));
         }
-        let key = value_to_py(py, &self.region, r.dict_key(self.dict, i).map_err(format_error)?)?;
+        let key = read_to_py(py, &self.region, r.dict_key(self.dict, i))?;
         Ok(Some(PyTuple::new(py, [key, value])?.into_any().unbind()))
     }
     fn __length_hint__(&self) -> usize {
@@ -688,10 +699,7 @@ impl DictView {
         match found {
             Some(i) => match self.dict.row {
                 Some(row) => crate::rows::row_value_to_py(py, &self.region, self.dict, row, i).map(Some),
-                None => {
-                    let v = reg.reader().dict_value(self.dict, i).map_err(format_error)?;
-                    value_to_py(py, &self.region, v).map(Some)
-                }
+                None => read_to_py(py, &self.region, reg.reader().dict_value(self.dict, i)).map(Some),
             },
             None => Ok(None),
         }
