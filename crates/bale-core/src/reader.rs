@@ -437,17 +437,7 @@ impl<'a> Reader<'a> {
                 Ok(Value::Str(Str { width, len: n, data: StrData::Borrowed(data) }))
             }
             TAG_LIST | TAG_TUPLE => {
-                let n = ((slot >> 3) & 0xFFFF) as usize;
-                let off = ((slot >> 19) << 3) as usize;
-                let seq = if n == 0 {
-                    if off != 0 {
-                        return Err(FormatError::new(format!("empty sequence slot 0x{slot:016x} has an offset")));
-                    }
-                    Seq { start: 0, pos: 0, len: 0 }
-                } else {
-                    self.extent(off, 8 * n, limit, "sequence")?;
-                    Seq { start: off, pos: off, len: n }
-                };
+                let seq = self.seq_slot_items(slot, limit)?;
                 Ok(if slot & TAG_MASK == TAG_LIST { Value::List(seq) } else { Value::Tuple(seq) })
             }
             TAG_OBJ => self.decode_object(slot as usize, limit),
@@ -456,6 +446,21 @@ impl<'a> Reader<'a> {
                 None => Err(FormatError::new(format!("pair slot 0x{slot:016x} has non-zero top bits"))),
             },
         }
+    }
+
+    /// The items of a LIST or TUPLE slot (which the caller has checked it is).
+    #[inline]
+    pub fn seq_slot_items(&self, slot: u64, limit: usize) -> Result<Seq> {
+        let n = ((slot >> 3) & 0xFFFF) as usize;
+        let off = ((slot >> 19) << 3) as usize;
+        if n == 0 {
+            if off != 0 {
+                return Err(FormatError::new(format!("empty sequence slot 0x{slot:016x} has an offset")));
+            }
+            return Ok(Seq { start: 0, pos: 0, len: 0 });
+        }
+        self.extent(off, 8 * n, limit, "sequence")?;
+        Ok(Seq { start: off, pos: off, len: n })
     }
 
     fn decode_object(&self, off: usize, limit: usize) -> Result<Value<'a>> {

@@ -2,7 +2,7 @@
 //! the cyclic GC paused: the objects built here are all reachable from the
 //! result, so collecting during the build would only waste time.
 
-use bale_core::format::{pair_of, SLOT_FALSE, SLOT_NONE, SLOT_TRUE, TAG_CONST, TAG_INT, TAG_MASK, TAG_PAIR};
+use bale_core::format::{pair_of, SLOT_FALSE, SLOT_NONE, SLOT_TRUE, TAG_CONST, TAG_INT, TAG_LIST, TAG_MASK, TAG_PAIR, TAG_TUPLE};
 use bale_core::hash::MAX_KEY_DEPTH;
 use std::rc::Rc;
 
@@ -118,6 +118,11 @@ impl<'a, 'py> Thaw<'a, 'py> {
                         let slot = self.r.seq_slot(seq, i).map_err(format_error)?;
                         let (c, f) = match self.inline_scalar(slot)? {
                             Some(c) => (c, None),
+                            // A tree's inner nodes, made without a `Value` (see `make`).
+                            None if self.memo.is_none() && matches!(slot & TAG_MASK, TAG_LIST | TAG_TUPLE) => {
+                                let items = self.r.seq_slot_items(slot, seq.start).map_err(format_error)?;
+                                self.make_seq(items, slot & TAG_MASK == TAG_LIST)?
+                            }
                             None => self.make(self.r.decode(slot, seq.start).map_err(format_error)?)?,
                         };
                         if list {
@@ -227,14 +232,8 @@ impl<'a, 'py> Thaw<'a, 'py> {
         let py = self.py;
         let check = |p: *mut PyObject| if p.is_null() { Err(PyErr::fetch(py)) } else { Ok(p) };
         Ok(match v {
-            Value::List(seq) | Value::Tuple(seq) => {
-                let list = matches!(v, Value::List(_));
-                let obj = check(if list { ffi::PyList_New(seq.len as ffi::Py_ssize_t) } else { ffi::PyTuple_New(seq.len as ffi::Py_ssize_t) })?;
-                if self.fill_leaf_seq(obj, seq, list)? {
-                    return Ok((obj, None));
-                }
-                (obj, (seq.len > 0).then_some(Frame::Seq { obj, seq, next: 0, list }))
-            }
+            Value::List(seq) => return self.make_seq(seq, true),
+            Value::Tuple(seq) => return self.make_seq(seq, false),
             Value::Dict(dict) => {
                 let keys = self.keys_of(dict)?;
                 let obj = check(ffi::PyDict_New())?;
@@ -260,6 +259,22 @@ impl<'a, 'py> Thaw<'a, 'py> {
             Value::Column(c) => (self.column(c)?, None),
             _ => unreachable!("scalars are handled above"),
         })
+    }
+
+    /// A new list or tuple of `seq`'s items: filled when they are all
+    /// inline scalars, else empty with the frame that fills it. Inlined:
+    /// its argument and result, moved through memory, stall the copy.
+    #[inline(always)]
+    unsafe fn make_seq(&mut self, seq: Seq, list: bool) -> PyResult<(*mut PyObject, Option<Frame>)> {
+        let n = seq.len as ffi::Py_ssize_t;
+        let obj = if list { ffi::PyList_New(n) } else { ffi::PyTuple_New(n) };
+        if obj.is_null() {
+            return Err(PyErr::fetch(self.py));
+        }
+        if self.fill_leaf_seq(obj, seq, list)? {
+            return Ok((obj, None));
+        }
+        Ok((obj, (seq.len > 0).then_some(Frame::Seq { obj, seq, next: 0, list })))
     }
 
     /// An instance rebuilt from a record: its fields thawed first (a nested
