@@ -7,6 +7,7 @@ mod compactor;
 mod convert;
 mod errors;
 mod fastslots;
+mod huge_pages;
 mod info;
 mod ints;
 mod json;
