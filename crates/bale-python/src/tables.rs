@@ -106,7 +106,7 @@ struct Gather {
     lists: bool,
     mixed: bool,
     cells: Vec<*mut PyObject>,
-    /// The scalars: the cells, or the items of the list cells.
+    /// With `lists`: the items of the list cells (else the scalars are the cells).
     items: Vec<*mut PyObject>,
     run: Run,
     /// With `lists`: item offsets of the cells.
@@ -156,11 +156,20 @@ impl Gather {
         Some(g)
     }
 
+    /// The scalars: the items of the list cells, or the cells.
+    fn scalars(&self) -> &[*mut PyObject] {
+        if self.lists {
+            &self.items
+        } else {
+            &self.cells
+        }
+    }
+
     /// About the bytes this column will take (strings held elsewhere aside).
     fn size_hint(&self) -> usize {
         let items = match &self.run {
             Run::Strs { units, offsets, .. } => 16 + 4 * offsets.len() + units.len(),
-            _ => 16 + 8 * self.items.len(),
+            _ => 16 + 8 * self.scalars().len(),
         };
         items + if self.lists { 16 + 4 * self.offsets.len() } else { 0 }
     }
@@ -175,14 +184,13 @@ impl Gather {
                 self.hint *= 2;
                 self.offsets.reserve(self.cells.capacity() + 1);
                 huge_pages::advise_spare(&mut self.offsets);
+                self.items.reserve(self.hint);
+                huge_pages::advise_spare(&mut self.items);
             }
-            self.items.reserve(self.hint);
-            huge_pages::advise_spare(&mut self.items);
         } else if list != self.lists {
             self.mixed = true;
         }
         if !list {
-            self.items.push(obj);
             return self.run.add(obj, self.hint);
         }
         let items = (*(obj as *mut ffi::PyListObject)).ob_item;
@@ -293,7 +301,7 @@ impl<'py> Compactor<'py> {
             return self.slot_column(&g.cells);
         }
         if !g.lists {
-            return self.scalars(g.run, &g.items);
+            return self.scalars(g.run, &g.cells);
         }
         let child = if g.items.is_empty() { SLOT_EMPTY_LIST } else { self.scalars(g.run, &g.items)? };
         Ok(self.builder.list_column(child, &g.offsets))
