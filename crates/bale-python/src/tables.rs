@@ -118,7 +118,7 @@ struct Gather {
 /// Rows whose dicts are fetched ahead of the one being read.
 const ROWS_AHEAD: usize = 8;
 /// Cells fetched ahead: their headers, then their item arrays, then the items.
-const CELLS_AHEAD: usize = 12;
+const CELLS_AHEAD: usize = 24;
 
 impl Gather {
     /// Gathers a column from its cells; `None` when one is no cell.
