@@ -768,7 +768,8 @@ impl<'a> Reader<'a> {
                     self.extent(off, units.len(), t.start, "string")?;
                     &self.buf[off..off + units.len()] == units
                 }
-                // Any string may also be an object; a long one is never in a STR slot.
+                // Any string may also be an object. (A STR slot met by a probe too
+                // long for one is decoded, and so checked, but cannot match.)
                 TAG_OBJ | TAG_STR => {
                     matches!(self.decode(slot, t.start)?, Value::Str(s) if s.width == width && s.units() == units)
                 }

@@ -316,6 +316,11 @@ impl<'py> Compactor<'py> {
             Run::Strs { width, units, offsets, as_slots } if 4 * (offsets.len() - 1) + units.len() < as_slots => {
                 Ok(self.builder.str_column(width, &offsets, &units))
             }
+            // Exact strs all (the run saw every item): straight to their slots.
+            Run::Strs { .. } => {
+                let slots: Vec<u64> = items.iter().map(|&s| self.str_slot(s)).collect();
+                Ok(self.builder.seq(false, &slots))
+            }
             _ => self.slot_column(items),
         }
     }
