@@ -16,7 +16,8 @@ baselines measured in the same process:
 - ``Region.verify()`` throughput.
 
 These carry the issue's targets for tweet-like records. Best of several runs
-after ``gc.collect()``, with the inputs frozen out of the collector.
+after ``gc.collect()``, with the inputs frozen out of the collector; the
+encoders take turns (one run of each, then again), as do the decoders.
 Writes the section "Core operations on records" and
 ``plots/core_records.png``.
 """
@@ -77,20 +78,20 @@ def run(mode: str, plots_dir: str) -> common.Section:
     gc.collect()
     gc.freeze()
     try:
-        enc = {
-            "bale.compact": common.best(lambda: bale.compact(data), repeat),
-            "pickle.dumps": common.best(lambda: pickle.dumps(data, protocol=5), repeat),
-            "msgspec encode": common.best(lambda: encoder.encode(data), repeat),
-            "orjson.dumps": common.best(lambda: orjson.dumps(data), repeat),
-            "pyarrow from_pylist + IPC": common.best(lambda: arrow_encode(data), repeat),
-        }
-        dec = {
-            "bale.thaw": common.best(lambda: bale.thaw(root), repeat),
-            "pickle.loads": common.best(lambda: pickle.loads(encoded["pickle"]), repeat),
-            "msgspec decode": common.best(lambda: decoder.decode(encoded["msgspec"]), repeat),
-            "orjson.loads": common.best(lambda: orjson.loads(encoded["orjson"]), repeat),
-            "pyarrow IPC + to_pylist": common.best(lambda: arrow_decode(encoded["pyarrow"]), repeat),
-        }
+        enc = common.best_interleaved({
+            "bale.compact": lambda: bale.compact(data),
+            "pickle.dumps": lambda: pickle.dumps(data, protocol=5),
+            "msgspec encode": lambda: encoder.encode(data),
+            "orjson.dumps": lambda: orjson.dumps(data),
+            "pyarrow from_pylist + IPC": lambda: arrow_encode(data),
+        }, repeat)
+        dec = common.best_interleaved({
+            "bale.thaw": lambda: bale.thaw(root),
+            "pickle.loads": lambda: pickle.loads(encoded["pickle"]),
+            "msgspec decode": lambda: decoder.decode(encoded["msgspec"]),
+            "orjson.loads": lambda: orjson.loads(encoded["orjson"]),
+            "pyarrow IPC + to_pylist": lambda: arrow_decode(encoded["pyarrow"]),
+        }, repeat)
         t_point_native = common.best(lambda: point(data), 5) / len(keys)
         t_point_view = common.best(lambda: point(root), 5) / len(keys)
         t_scan_native = common.best(lambda: scan(data), repeat)
@@ -129,8 +130,8 @@ def run(mode: str, plots_dir: str) -> common.Section:
     ]
     lines = [
         f"`python benchmarks/bench_core.py{'' if mode == 'full' else ' --' + mode}`: {n:,} tweet-like records "
-        f"(region {common.fmt_bytes(region.nbytes)}). Best of {repeat} after `gc.collect()`, inputs frozen. "
-        "The ratio column is bale's time / that row's time.",
+        f"(region {common.fmt_bytes(region.nbytes)}). Best of {repeat} after `gc.collect()`, inputs frozen; "
+        "the encoders (and the decoders) take turns. The ratio column is bale's time / that row's time.",
         "",
         *common.table(["encode", "time", "bale.compact / this"], ["l", "r", "r"], enc_rows),
         "",

@@ -97,6 +97,23 @@ def best(f: Callable[[], object], repeat: int = 5) -> float:
     return min(times)
 
 
+def best_interleaved(fs: dict[str, Callable[[], object]], repeat: int = 5) -> dict[str, float]:
+    """Best wall time of each function, the functions taking turns ``repeat`` times.
+
+    On a shared machine the load drifts over the seconds a benchmark takes;
+    taking turns puts bale and each baseline under the same drift, so their
+    ratio is steadier than that of minima taken one after the other.
+    """
+    times = {name: float("inf") for name in fs}
+    for _ in range(repeat):
+        for name, f in fs.items():
+            gc.collect()
+            t0 = time.perf_counter()
+            f()
+            times[name] = min(times[name], time.perf_counter() - t0)
+    return times
+
+
 def per_call(f: Callable[[], object], repeat: int = 5, sample: float = 0.02) -> float:
     """Best time per call of ``f()``: ``repeat`` samples of as many calls as fill ``sample`` seconds.
 

@@ -142,3 +142,27 @@ def test_interleaved_comparison_runs():
     assert out.returncode == 0, out.stderr
     rows = [line for line in out.stdout.splitlines() if line.startswith("| compact") or line.startswith("| thaw")]
     assert len(rows) == 3 and all(line.rstrip().endswith("x |") for line in rows), out.stdout
+
+
+def test_best_interleaved_takes_turns_and_keeps_each_minimum(monkeypatch):
+    sys.path.insert(0, BENCH)
+    try:
+        import common
+    finally:
+        sys.path.remove(BENCH)
+    clock = iter(range(1000))
+    monkeypatch.setattr(common.time, "perf_counter", lambda: next(clock))
+    calls = []
+    # Each call advances the fake clock by a known amount: a by 1, b by 3 then 1.
+    spend = {"a": [0, 0], "b": [2, 0]}
+
+    def make(name):
+        def f():
+            calls.append(name)
+            for _ in range(spend[name].pop(0)):
+                next(clock)
+        return f
+
+    times = common.best_interleaved({"a": make("a"), "b": make("b")}, repeat=2)
+    assert calls == ["a", "b", "a", "b"]
+    assert times == {"a": 1, "b": 1}
