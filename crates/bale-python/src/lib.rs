@@ -7,7 +7,6 @@ mod compactor;
 mod convert;
 mod errors;
 mod fastslots;
-mod huge_pages;
 mod info;
 mod ints;
 mod json;

@@ -16,7 +16,6 @@ use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 
 use crate::compactor::{prefetch, Compactor};
-use crate::huge_pages;
 use crate::ints::int_value;
 use crate::strings::str_units;
 
@@ -48,9 +47,9 @@ impl Run {
         if tp == addr_of_mut!(ffi::PyUnicode_Type) {
             let (w, u) = str_units(obj);
             if let Run::Empty = self {
-                let mut offsets = huge_pages::vec_with_capacity(hint + 1);
+                let mut offsets = Vec::with_capacity(hint + 1);
                 offsets.push(0);
-                *self = Run::Strs { width: w, units: huge_pages::vec_with_capacity(hint * 16), offsets, as_slots: 0 };
+                *self = Run::Strs { width: w, units: Vec::with_capacity(hint * 16), offsets, as_slots: 0 };
             }
             match self {
                 // Offsets are u32: a run of more code units is written as slots.
@@ -72,7 +71,7 @@ impl Run {
         if tp == addr_of_mut!(ffi::PyLong_Type) {
             let v = int_value(obj);
             if let Run::Empty = self {
-                *self = Run::Ints(huge_pages::vec_with_capacity(hint));
+                *self = Run::Ints(Vec::with_capacity(hint));
             }
             match (self, v) {
                 (Run::Ints(words), Some(v)) => words.push(v as u64),
@@ -83,7 +82,7 @@ impl Run {
         }
         if tp == addr_of_mut!(ffi::PyFloat_Type) {
             if let Run::Empty = self {
-                *self = Run::Floats(huge_pages::vec_with_capacity(hint));
+                *self = Run::Floats(Vec::with_capacity(hint));
             }
             match self {
                 Run::Floats(words) => words.push(ffi::PyFloat_AS_DOUBLE(obj).to_bits()),
@@ -183,9 +182,7 @@ impl Gather {
             if list {
                 self.hint *= 2;
                 self.offsets.reserve(self.cells.capacity() + 1);
-                huge_pages::advise_spare(&mut self.offsets);
                 self.items.reserve(self.hint);
-                huge_pages::advise_spare(&mut self.items);
             }
         } else if list != self.lists {
             self.mixed = true;
@@ -239,7 +236,7 @@ impl<'py> Compactor<'py> {
         let mut keys: Vec<*mut PyObject> = Vec::with_capacity(k);
         // First the cells, column by column; then each column is gathered
         // from its array of cells, whose objects can be fetched ahead.
-        let mut cells: Vec<Vec<*mut PyObject>> = (0..k).map(|_| huge_pages::vec_with_capacity(n)).collect();
+        let mut cells: Vec<Vec<*mut PyObject>> = (0..k).map(|_| Vec::with_capacity(n)).collect();
         for i in 0..n {
             if i + ROWS_AHEAD < n {
                 prefetch(*rows.add(i + ROWS_AHEAD));
@@ -285,8 +282,6 @@ impl<'py> Compactor<'py> {
         };
         // The columns' bytes at once, rather than by doubling the buffer.
         self.builder.reserve(columns.iter().map(Gather::size_hint).sum());
-        let (room, len) = self.builder.spare_room();
-        huge_pages::advise(room, len);
         let mut cols = Vec::with_capacity(k);
         for column in columns {
             cols.push(self.column(column)?);
