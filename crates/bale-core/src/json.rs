@@ -36,9 +36,31 @@ impl std::fmt::Display for JsonError {
 impl std::error::Error for JsonError {}
 
 enum Step {
-    Seq { seq: Seq, next: usize },
+    Array { items: Items, next: usize },
     Dict { dict: Dict, next: usize },
-    Col { col: Column, next: usize },
+}
+
+/// The items of a JSON array: slots (lists, tuples, NamedTuples) or a column.
+#[derive(Clone, Copy)]
+enum Items {
+    Slots(Seq),
+    Column(Column),
+}
+
+impl Items {
+    fn len(&self) -> usize {
+        match self {
+            Items::Slots(seq) => seq.len,
+            Items::Column(col) => col.len,
+        }
+    }
+    /// What marks the array as being written, for values that contain themselves.
+    fn key(&self) -> (usize, usize) {
+        match self {
+            Items::Slots(seq) => (seq.pos, seq.len),
+            Items::Column(col) => (col.start, col.first),
+        }
+    }
 }
 
 /// Appends the JSON text of `v` to `out`.
@@ -63,30 +85,40 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
             // itself (pushed: the loop goes on with it) or there are no more.
             let depth = self.stack.len();
             let finished = match *top {
-                Step::Seq { seq, next } => {
+                Step::Array { items, next } => {
                     let mut i = next;
-                    while i < seq.len {
-                        let slot = self.r.seq_slot(seq, i).map_err(|e| self.error_at(Fail::Malformed(e), Some(i)))?;
+                    while i < items.len() {
+                        let at = Some(i);
+                        let item = match items {
+                            Items::Slots(seq) => {
+                                let slot = self.r.seq_slot(seq, i).map_err(|e| self.error_at(Fail::Malformed(e), at))?;
+                                if slot & TAG_MASK == TAG_INT {
+                                    // The commonest leaf of numeric arrays, without a decode.
+                                    if i > 0 {
+                                        out.push(b',');
+                                    }
+                                    out.extend_from_slice(itoa::Buffer::new().format((slot as i64) >> 3).as_bytes());
+                                    i += 1;
+                                    continue;
+                                }
+                                self.r.decode(slot, seq.start)
+                            }
+                            Items::Column(col) => self.r.column_item(col, i),
+                        };
+                        let item = item.map_err(|e| self.error_at(Fail::Malformed(e), at))?;
                         if i > 0 {
                             out.push(b',');
                         }
-                        if slot & TAG_MASK == TAG_INT {
-                            // The commonest leaf of numeric arrays, without a decode.
-                            out.extend_from_slice(itoa::Buffer::new().format((slot as i64) >> 3).as_bytes());
-                            i += 1;
-                            continue;
-                        }
-                        let item = self.r.decode(slot, seq.start).map_err(|e| self.error_at(Fail::Malformed(e), Some(i)))?;
                         i += 1;
-                        self.value(item, out).map_err(|e| self.error_at(e, Some(i - 1)))?;
+                        self.value(item, out).map_err(|e| self.error_at(e, at))?;
                         if self.stack.len() > depth {
                             break;
                         }
                     }
-                    if let Step::Seq { next, .. } = &mut self.stack[depth - 1] {
+                    if let Step::Array { next, .. } = &mut self.stack[depth - 1] {
                         *next = i;
                     }
-                    i == seq.len && self.stack.len() == depth
+                    i == items.len() && self.stack.len() == depth
                 }
                 Step::Dict { dict, next } => {
                     let mut i = next;
@@ -110,31 +142,12 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
                     }
                     i == dict.len && self.stack.len() == depth
                 }
-                Step::Col { col, next } => {
-                    let mut i = next;
-                    while i < col.len {
-                        let item = self.r.column_item(col, i).map_err(|e| self.error_at(Fail::Malformed(e), Some(i)))?;
-                        if i > 0 {
-                            out.push(b',');
-                        }
-                        i += 1;
-                        self.value(item, out).map_err(|e| self.error_at(e, Some(i - 1)))?;
-                        if self.stack.len() > depth {
-                            break;
-                        }
-                    }
-                    if let Step::Col { next, .. } = &mut self.stack[depth - 1] {
-                        *next = i;
-                    }
-                    i == col.len && self.stack.len() == depth
-                }
             };
             if finished {
                 let done = self.stack.pop().expect("a step");
                 let (close, key) = match done {
-                    Step::Seq { seq, .. } => (b']', (seq.pos, seq.len)),
+                    Step::Array { items, .. } => (b']', items.key()),
                     Step::Dict { dict, .. } => (b'}', dict_key(&dict)),
-                    Step::Col { col, .. } => (b']', (col.start, col.first)),
                 };
                 if self.r.cyclic() {
                     self.on_path.remove(&key);
@@ -149,7 +162,7 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
     fn error_at(&mut self, fail: Fail, item: Option<usize>) -> JsonError {
         if let Some(i) = item {
             match self.stack.last_mut() {
-                Some(Step::Seq { next, .. }) | Some(Step::Dict { next, .. }) | Some(Step::Col { next, .. }) => *next = i + 1,
+                Some(Step::Array { next, .. }) | Some(Step::Dict { next, .. }) => *next = i + 1,
                 None => {}
             }
         }
@@ -161,7 +174,7 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
         let mut path = String::from("root");
         for s in &self.stack {
             match *s {
-                Step::Seq { next, .. } | Step::Col { next, .. } => {
+                Step::Array { next, .. } => {
                     let _ = write!(path, "[{}]", next - 1);
                 }
                 Step::Dict { dict, next } => {
@@ -207,21 +220,13 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
                 out.extend_from_slice(itoa::Buffer::new().format(b).as_bytes());
                 out.push(b']');
             }
-            Value::List(seq) | Value::Tuple(seq) => {
-                self.enter((seq.pos, seq.len))?;
-                out.push(b'[');
-                self.stack.push(Step::Seq { seq, next: 0 });
-            }
+            Value::List(seq) | Value::Tuple(seq) => self.open_array(Items::Slots(seq), out)?,
             Value::Dict(dict) => {
                 self.enter(dict_key(&dict))?;
                 out.push(b'{');
                 self.stack.push(Step::Dict { dict, next: 0 });
             }
-            Value::Column(col) => {
-                self.enter((col.start, col.first))?;
-                out.push(b'[');
-                self.stack.push(Step::Col { col, next: 0 });
-            }
+            Value::Column(col) => self.open_array(Items::Column(col), out)?,
             Value::Bytes(_) => return Err(Fail::NotJson("bytes have no JSON form".into())),
             Value::Complex(..) => return Err(Fail::NotJson("a complex number has no JSON form".into())),
             Value::Set(_) | Value::FrozenSet(_) => return Err(Fail::NotJson("a set has no JSON form".into())),
@@ -244,10 +249,7 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
             // A NamedTuple is an array to json.dumps; its value slots read
             // like a tuple's (at `values`, referring below `start`).
             Value::Record(rec) if rec.ty.flavor == FLAVOR_NAMEDTUPLE => {
-                let seq = Seq { start: rec.start, pos: rec.values, len: rec.len };
-                self.enter((seq.pos, seq.len))?;
-                out.push(b'[');
-                self.stack.push(Step::Seq { seq, next: 0 });
+                self.open_array(Items::Slots(Seq { start: rec.start, pos: rec.values, len: rec.len }), out)?;
             }
             // IntEnum and StrEnum members are ints and strs to json.dumps.
             Value::Record(rec) if rec.ty.flavor == FLAVOR_ENUM_MIXIN && rec.len == 2 => {
@@ -268,6 +270,13 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
             },
             other => kind_name(other).into(),
         }
+    }
+
+    fn open_array(&mut self, items: Items, out: &mut Vec<u8>) -> std::result::Result<(), Fail> {
+        self.enter(items.key())?;
+        out.push(b'[');
+        self.stack.push(Step::Array { items, next: 0 });
+        Ok(())
     }
 
     fn enter(&mut self, key: (usize, usize)) -> std::result::Result<(), Fail> {
