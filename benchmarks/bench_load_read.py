@@ -180,7 +180,9 @@ def run(mode: str, plots_dir: str) -> common.Section:
                     continue
                 slow = mode == "smoke" or (child_fmt in ("json", "pickle") and size_mb >= 256)
                 runs = []
-                for _ in range(1 if slow else 3):
+                # A fresh process's import time swings by a few hundred µs on a
+                # shared machine: the fast formats get more tries.
+                for _ in range(1 if slow else 9):
                     if fmt == "bale, cold cache":
                         drop_page_cache(path)
                     runs.append(fresh_process(child_fmt, path, mid))
@@ -189,7 +191,10 @@ def run(mode: str, plots_dir: str) -> common.Section:
                     raise SystemExit(f"{fmt}: read user_id {best['user_id']}, expected {expected}")
                 series[fmt][0].append(bale_bytes / MB)
                 series[fmt][1].append(best["load"] + best["read"])
-                largest[fmt] = dict(best, size=bale_bytes)
+                with_import = min(runs, key=lambda m: m["import"] + m["load"] + m["read"])
+                largest[fmt] = dict(best, size=bale_bytes,
+                                    with_import=with_import["import"] + with_import["load"] + with_import["read"],
+                                    import_of_best=with_import["import"])
                 rows.append((common.fmt_bytes(bale_bytes), f"{n:,}", fmt, common.fmt_bytes(os.path.getsize(path)),
                              common.fmt_time(best["startup"]), common.fmt_time(best["import"]),
                              common.fmt_time(best["load"]), common.fmt_time(best["read"]),
@@ -229,13 +234,14 @@ def run(mode: str, plots_dir: str) -> common.Section:
             common.Target(f"one record from the middle of a 1 GB file, fresh process: open + read{at_size}",
                           "< 1 ms", common.fmt_time(spent),
                           f"cold cache: {common.fmt_time(cold)}", "", spent < 1e-3 if one_gb else None, source),
-            common.Target(f"the same, counting `import bale` too{at_size}", "< 1 ms",
-                          common.fmt_time(spent + top["import"]), f"import bale: {common.fmt_time(top['import'])}",
-                          "", spent + top["import"] < 1e-3 if one_gb else None, source),
+            common.Target(f"the same, counting `import bale` too (best fresh process){at_size}", "< 1 ms",
+                          common.fmt_time(top["with_import"]), f"import bale: {common.fmt_time(top['import_of_best'])}",
+                          "", top["with_import"] < 1e-3 if one_gb else None, source),
         ]
     lines = [
         f"`python benchmarks/bench_load_read.py{'' if mode == 'full' else ' --' + mode}`: one new interpreter per "
-        "measurement (best of 3, or the only run for JSON and pickle from 256 MB up). *start-up* is from the "
+        "measurement (the row is the best of 9 by load + read, or the only run for JSON and pickle from 256 MB up; the "
+        "target counting `import bale` takes the best of the same 9 by import + load + read). *start-up* is from the "
         "parent's `time.time()` just before starting the child to the child's first line (fork, exec, "
         "interpreter start-up); *import*, *load* and *read one* are `perf_counter` intervals inside the child; "
         "*in child* is import + load + read; *process* is the parent's wall time from start to exit (the child "

@@ -243,6 +243,13 @@ def test_thaw_passes_natives_through():
     assert bale.thaw({"a": (1,)}) == {"a": (1,)}
 
 
+def test_thaw_of_a_region_is_the_thaw_of_its_root():
+    value = {"a": [1, (2, "x")], "b": None}
+    region = bale.compact(value)
+    assert_same(value, bale.thaw(region))
+    assert_same(5, bale.thaw(bale.compact(5)))
+
+
 def test_thaw_of_nested_views():
     root = bale.compact({"a": [1, {"b": (2, {3}, frozenset({4}))}]}).root
     inner = root["a"][1]

@@ -22,6 +22,7 @@ __all__ = [
     "ThawError",
     "TupleView",
     "Writer",
+    "_panic_for_test",
     "announced_length",
     "column",
     "compact",
@@ -170,7 +171,7 @@ def region_of(value: object) -> Region | None:
     """
 
 def thaw(value: Any, *, types: Iterable[type] | None = None) -> Any:
-    """Native Python objects from a view (deep); native values pass through.
+    """Native Python objects from a view or a region's root (deep); native values pass through.
 
     Records are rebuilt with the classes in ``types``, else with classes this
     process registered or compacted; an unknown class raises ThawError.
@@ -184,6 +185,9 @@ def open(path: str | os.PathLike[str], *, verify: bool = False) -> Region:
 
 def announced_length(head: bytes) -> int:
     """Check a region's 64-byte header; return the region's total length."""
+
+def _panic_for_test() -> None:
+    """Panic in Rust (test hook: panics must surface as Python exceptions)."""
 
 def to_json(value: object) -> bytes:
     """JSON text of a view, a region (its root) or a compactable value, made in Rust."""

@@ -88,6 +88,12 @@ fn thaw(py: Python<'_>, value: &Bound<'_, PyAny>, types: Option<&Bound<'_, PyAny
             Some(t.unbind())
         }
     };
+    if let Ok(region) = value.cast::<Region>() {
+        // A region thaws as its root, as `to_json` reads it, rather than
+        // passing through like a native value.
+        let reg = region.get();
+        return thawing::thaw_with_types(py, reg, reg.root_value()?, types);
+    }
     match view_parts(value) {
         Some((region, node)) => thawing::thaw_with_types(py, region.get(), node.value(), types),
         None => Ok(value.clone().unbind()),
@@ -140,6 +146,13 @@ fn announced_length(head: &[u8]) -> PyResult<u64> {
     bale_core::announced_length(head).map_err(format_error)
 }
 
+/// Panics, for the test that a Rust panic still becomes a Python exception:
+/// the unwinder is linked in statically (see build.rs), not loaded from libgcc_s.
+#[pyfunction]
+fn _panic_for_test() {
+    panic!("bale: deliberate panic (unwinding self-test)");
+}
+
 #[pymodule]
 fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -165,6 +178,7 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(announced_length, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("HEADER_LEN", bale_core::format::HEADER_LEN)?;
     let bits: u32 = py.import("sys")?.getattr("int_info")?.getattr("bits_per_digit")?.extract()?;
     ints::enable_fast_path(bits);
