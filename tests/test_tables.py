@@ -147,6 +147,43 @@ def test_long_distinct_ascii_strings_become_a_string_column():
     assert bale.column(region.root, "url") == [r["url"] for r in records]
 
 
+SHARED = [f"shared value number {i}" for i in range(40)]
+PROBE = 1024  # strings a column reads before it stops copying shared ones
+
+
+@pytest.mark.parametrize("lists", [False, True])
+def test_shared_strings_are_slots_and_unique_ones_a_column_whatever_comes_first(lists):
+    # The first PROBE strings decide whether units are copied as they are read;
+    # the decision written is the same either way: the smaller of the two.
+    def cell(s):
+        return [s] if lists else s
+
+    # All shared: slots (each string stored once).
+    shared = [{"c": cell(SHARED[i % 40]), "i": i} for i in range(3000)]
+    region = round_trip(shared, table=True)
+    assert "string columns" not in kinds(region)
+    # Shared first, then long unique strings: a string column after all.
+    for switch in (PROBE // 2 - 1, PROBE // 2, PROBE // 2 + 1, PROBE + 300):
+        turned = [{"c": cell(SHARED[i % 40] if i < switch else f"unique {i} " + "u" * 200), "i": i} for i in range(12000)]
+        region = round_trip(turned, table=True)
+        assert "string columns" in kinds(region), switch
+        assert bale.column(region.root, "c") == [r["c"] for r in turned]
+    # Unique first, then shared: still a column (units kept from the start).
+    late = [{"c": cell(f"unique {i} " + "u" * 200 if i < 2000 else SHARED[i % 40]), "i": i} for i in range(2500)]
+    assert "string columns" in kinds(round_trip(late, table=True))
+
+
+def test_list_items_kept_from_where_a_run_turns_to_slots_or_mixed():
+    # Lists of uneven length whose item PROBE falls inside a list, and lists
+    # that turn mixed (an int among strings) after thousands of items.
+    uneven = [{"l": [SHARED[(i + j) % 40] for j in range(i % 7)]} for i in range(2000)]
+    round_trip(uneven, table=True)
+    mixed_late = [{"l": [SHARED[i % 40], SHARED[(i + 1) % 40]] + ([i] if i == 1500 else [])} for i in range(2000)]
+    round_trip(mixed_late, table=True)
+    short_shared = [{"l": ["abcde", "fghij"][: i % 3]} for i in range(3000)]
+    round_trip(short_shared, table=True)
+
+
 def test_mixed_width_string_columns():
     widths = ["plain ascii text", "caf\xe9 latin one", "\u20ac uro sign", "\U0001f600 astral", "", "\ud83d"]
     records = [{"s": widths[i % len(widths)] + str(i), "l": [widths[(i + j) % len(widths)] for j in range(i % 5)]} for i in range(36)]

@@ -296,6 +296,14 @@ impl Builder {
 
     fn put_offsets(&mut self, offsets: &[u32]) {
         self.buf.reserve(4 * offsets.len() + 4);
+        #[cfg(target_endian = "little")]
+        {
+            // SAFETY: u32 has no padding; on a little-endian host its bytes
+            // are the stored form (one copy, not an append per offset).
+            let bytes = unsafe { std::slice::from_raw_parts(offsets.as_ptr() as *const u8, 4 * offsets.len()) };
+            self.buf.extend_from_slice(bytes);
+        }
+        #[cfg(not(target_endian = "little"))]
         for o in offsets {
             self.buf.extend_from_slice(&o.to_le_bytes());
         }

@@ -34,6 +34,10 @@ enum Run {
     /// Strings of one width: their units, offsets in units, and the bytes
     /// they would take as slots.
     Strs { width: Width, units: Vec<u8>, offsets: Vec<u32>, as_slots: usize },
+    /// Strings of one width that looked bound for slots after the first
+    /// `SLOTS_PROBE` (most held elsewhere, so stored once each): only
+    /// counted, not copied. `units` is in bytes.
+    CountedStrs { width: Width, count: usize, units: usize, as_slots: usize },
     /// Anything else: written as slots.
     Mixed,
 }
@@ -56,13 +60,16 @@ impl Run {
                 Run::Strs { width, units, offsets, as_slots } if *width == w && (units.len() + u.len()) / w.unit() <= u32::MAX as usize => {
                     units.extend_from_slice(u);
                     offsets.push((units.len() / w.unit()) as u32);
-                    // A slot, and the payload of a string not inline that
-                    // nothing else holds (held elsewhere, it is most likely
-                    // repeated and stored once).
-                    *as_slots += 8;
-                    if !(w == Width::Ascii && u.len() <= 7) && ffi::Py_REFCNT(obj) == 1 {
-                        *as_slots += (u.len() + 7) & !7;
+                    *as_slots += slot_bytes(obj, w, u);
+                    let count = offsets.len() - 1;
+                    if count == SLOTS_PROBE && 4 * *as_slots < 3 * (4 * count + units.len()) {
+                        *self = Run::CountedStrs { width: w, count, units: units.len(), as_slots: *as_slots };
                     }
+                }
+                Run::CountedStrs { width, count, units, as_slots } if *width == w && (*units + u.len()) / w.unit() <= u32::MAX as usize => {
+                    *count += 1;
+                    *units += u.len();
+                    *as_slots += slot_bytes(obj, w, u);
                 }
                 _ => *self = Run::Mixed,
             }
@@ -99,14 +106,32 @@ impl Run {
     }
 }
 
-/// One column being gathered: its cells, and for lists their items.
+/// The bytes a string takes as a slot: the slot, and the payload of a
+/// string not inline that nothing else holds (held elsewhere, it is most
+/// likely repeated and stored once).
+#[inline(always)]
+unsafe fn slot_bytes(obj: *mut PyObject, w: Width, units: &[u8]) -> usize {
+    if !(w == Width::Ascii && units.len() <= 7) && ffi::Py_REFCNT(obj) == 1 {
+        8 + ((units.len() + 7) & !7)
+    } else {
+        8
+    }
+}
+
+/// Strings seen before a run decides whether to keep copying their units.
+const SLOTS_PROBE: usize = 1024;
+
+/// One column being gathered: its cells, and for lists the item offsets.
+/// Numbers and string columns need only the run; the items of lists are
+/// kept once the run looks bound for slots, which are made item by item.
 struct Gather {
     /// Every cell is a list (else every cell is a scalar; both: `mixed`).
     lists: bool,
     mixed: bool,
     cells: Vec<*mut PyObject>,
-    /// With `lists`: the items of the list cells (else the scalars are the cells).
+    /// With `lists` and `keep_items`: the items of the list cells.
     items: Vec<*mut PyObject>,
+    keep_items: bool,
     run: Run,
     /// With `lists`: item offsets of the cells.
     offsets: Vec<u32>,
@@ -123,7 +148,16 @@ impl Gather {
     /// Gathers a column from its cells; `None` when one is no cell.
     unsafe fn of(cells: Vec<*mut PyObject>) -> Option<Gather> {
         let n = cells.len();
-        let mut g = Gather { lists: false, mixed: false, cells: Vec::new(), items: Vec::new(), run: Run::Empty, offsets: vec![0], hint: n };
+        let mut g = Gather {
+            lists: false,
+            mixed: false,
+            cells: Vec::new(),
+            items: Vec::new(),
+            keep_items: false,
+            run: Run::Empty,
+            offsets: vec![0],
+            hint: n,
+        };
         let list_type = addr_of_mut!(ffi::PyList_Type);
         for i in 0..n {
             // Three stages, each a few cells behind the one before it.
@@ -150,25 +184,71 @@ impl Gather {
             if !g.add(cells[i], i == 0) {
                 return None;
             }
+            if g.lists && !g.keep_items && matches!(g.run, Run::CountedStrs { .. } | Run::Mixed) {
+                g.keep_items = true;
+                g.items.reserve(g.hint);
+                for &c in &cells[..=i] {
+                    if ffi::Py_TYPE(c) == list_type {
+                        g.items.extend_from_slice(list_items(c));
+                    }
+                }
+            }
         }
         g.cells = cells;
         Some(g)
     }
 
-    /// The scalars: the items of the list cells, or the cells.
-    fn scalars(&self) -> &[*mut PyObject] {
+    /// How many scalars: the items of the list cells, or the cells.
+    fn scalar_count(&self) -> usize {
         if self.lists {
-            &self.items
+            *self.offsets.last().unwrap() as usize
         } else {
-            &self.cells
+            self.cells.len()
         }
+    }
+
+    /// Calls `f` on each scalar in order: the items of the list cells, or
+    /// the cells. The lists are the ones gathered (no Python code has run
+    /// since), so they yield `scalar_count` items.
+    #[inline(always)]
+    unsafe fn for_each_scalar(&self, mut f: impl FnMut(*mut PyObject)) {
+        if !self.lists {
+            self.cells.iter().for_each(|&c| f(c));
+            return;
+        }
+        if self.keep_items {
+            self.items.iter().for_each(|&c| f(c));
+            return;
+        }
+        let n = self.cells.len();
+        for i in 0..n {
+            if i + CELLS_AHEAD < n {
+                prefetch(self.cells[i + CELLS_AHEAD]);
+            }
+            if i + CELLS_AHEAD / 2 < n {
+                prefetch((*(self.cells[i + CELLS_AHEAD / 2] as *mut ffi::PyListObject)).ob_item as *mut PyObject);
+            }
+            let list = self.cells[i];
+            let items = (*(list as *mut ffi::PyListObject)).ob_item;
+            for t in 0..ffi::Py_SIZE(list) as usize {
+                f(*items.add(t));
+            }
+        }
+    }
+
+    /// The scalars in one array (for the rare columns written item by item
+    /// as general values).
+    unsafe fn collect_scalars(&self) -> Vec<*mut PyObject> {
+        let mut all = Vec::with_capacity(self.scalar_count());
+        self.for_each_scalar(|s| all.push(s));
+        all
     }
 
     /// About the bytes this column will take (strings held elsewhere aside).
     fn size_hint(&self) -> usize {
         let items = match &self.run {
             Run::Strs { units, offsets, .. } => 16 + 4 * offsets.len() + units.len(),
-            _ => 16 + 8 * self.scalars().len(),
+            _ => 16 + 8 * self.scalar_count(),
         };
         items + if self.lists { 16 + 4 * self.offsets.len() } else { 0 }
     }
@@ -182,7 +262,6 @@ impl Gather {
             if list {
                 self.hint *= 2;
                 self.offsets.reserve(self.cells.capacity() + 1);
-                self.items.reserve(self.hint);
             }
         } else if list != self.lists {
             self.mixed = true;
@@ -190,17 +269,30 @@ impl Gather {
         if !list {
             return self.run.add(obj, self.hint);
         }
-        let items = (*(obj as *mut ffi::PyListObject)).ob_item;
-        for i in 0..ffi::Py_SIZE(obj) as usize {
-            let item = *items.add(i);
+        let items = list_items(obj);
+        for &item in items {
             if !self.run.add(item, self.hint) {
                 return false;
             }
-            self.items.push(item);
         }
-        self.offsets.push(self.items.len() as u32);
-        self.items.len() <= u32::MAX as usize
+        if self.keep_items {
+            self.items.extend_from_slice(items);
+        }
+        let len = items.len();
+        let total = *self.offsets.last().unwrap() as usize + len;
+        self.offsets.push(total as u32);
+        total <= u32::MAX as usize
     }
+}
+
+/// The items of an exact list.
+#[inline(always)]
+unsafe fn list_items<'a>(list: *mut PyObject) -> &'a [*mut PyObject] {
+    let len = ffi::Py_SIZE(list) as usize;
+    if len == 0 {
+        return &[];
+    }
+    std::slice::from_raw_parts((*(list as *mut ffi::PyListObject)).ob_item, len)
 }
 
 /// Whether two dict keys are the same key: the same object, or two str
@@ -291,32 +383,46 @@ impl<'py> Compactor<'py> {
 
     /// Writes a gathered column: lists as a LIST_COLUMN over their items,
     /// scalars by what they have in common.
-    unsafe fn column(&mut self, g: Gather) -> PyResult<u64> {
+    unsafe fn column(&mut self, mut g: Gather) -> PyResult<u64> {
         if g.mixed {
             return self.slot_column(&g.cells);
         }
         if !g.lists {
-            return self.scalars(g.run, &g.cells);
+            return self.scalars(&mut g);
         }
-        let child = if g.items.is_empty() { SLOT_EMPTY_LIST } else { self.scalars(g.run, &g.items)? };
+        let child = if g.scalar_count() == 0 { SLOT_EMPTY_LIST } else { self.scalars(&mut g)? };
         Ok(self.builder.list_column(child, &g.offsets))
     }
 
     /// Scalars: raw numbers; strings as a STR_COLUMN when that is smaller
     /// than slots; else slots.
-    unsafe fn scalars(&mut self, run: Run, items: &[*mut PyObject]) -> PyResult<u64> {
-        match run {
+    unsafe fn scalars(&mut self, g: &mut Gather) -> PyResult<u64> {
+        let count = g.scalar_count();
+        match std::mem::replace(&mut g.run, Run::Mixed) {
             Run::Ints(words) => Ok(self.builder.num_list(false, &words)),
             Run::Floats(words) => Ok(self.builder.num_list(true, &words)),
-            Run::Strs { width, units, offsets, as_slots } if 4 * (offsets.len() - 1) + units.len() < as_slots => {
+            Run::Strs { width, units, offsets, as_slots } if 4 * count + units.len() < as_slots => {
                 Ok(self.builder.str_column(width, &offsets, &units))
             }
+            // Counted only, yet a column after all: copied now.
+            Run::CountedStrs { width, units, as_slots, .. } if 4 * count + units < as_slots => {
+                let mut bytes = Vec::with_capacity(units);
+                let mut offsets = Vec::with_capacity(count + 1);
+                offsets.push(0u32);
+                g.for_each_scalar(|s| {
+                    bytes.extend_from_slice(str_units(s).1);
+                    offsets.push((bytes.len() / width.unit()) as u32);
+                });
+                Ok(self.builder.str_column(width, &offsets, &bytes))
+            }
             // Exact strs all (the run saw every item): straight to their slots.
-            Run::Strs { .. } => {
-                let slots: Vec<u64> = items.iter().map(|&s| self.str_slot(s)).collect();
+            Run::Strs { .. } | Run::CountedStrs { .. } => {
+                let mut slots = Vec::with_capacity(count);
+                g.for_each_scalar(|s| slots.push(self.str_slot(s)));
                 Ok(self.builder.seq(false, &slots))
             }
-            _ => self.slot_column(items),
+            _ if g.lists => self.slot_column(&g.collect_scalars()),
+            _ => self.slot_column(&g.cells),
         }
     }
 
