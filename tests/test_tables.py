@@ -184,6 +184,23 @@ def test_list_items_kept_from_where_a_run_turns_to_slots_or_mixed():
     round_trip(short_shared, table=True)
 
 
+def test_columns_that_turn_mixed_late_keep_every_cell():
+    # Number and list columns keep no cells until they turn mixed; then the
+    # cells read so far are taken again from the rows, whatever the column.
+    records = [
+        {
+            "a": i,
+            "b": None if i == 2500 else i * 0.5,
+            "c": i if i == 2000 else [i, -i],
+            "d": 7 if i == 2999 else f"s{i}",
+            "e": i if i < 1500 else f"x{i}",
+            "f": [f"tag{i % 9}" for _ in range(i % 3)] + ([1.5] if i == 2222 else []),
+        }
+        for i in range(3000)
+    ]
+    round_trip(records, table=True)
+
+
 def test_mixed_width_string_columns():
     widths = ["plain ascii text", "caf\xe9 latin one", "\u20ac uro sign", "\U0001f600 astral", "", "\ud83d"]
     records = [{"s": widths[i % len(widths)] + str(i), "l": [widths[(i + j) % len(widths)] for j in range(i % 5)]} for i in range(36)]

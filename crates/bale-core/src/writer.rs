@@ -317,6 +317,13 @@ impl Builder {
         self.buf.reserve(extra);
     }
 
+    /// The buffer's room not yet written (where the next bytes go), as an
+    /// address and a length, for a caller that advises the memory system.
+    pub fn spare_room(&mut self) -> (*const u8, usize) {
+        let spare = self.buf.spare_capacity_mut();
+        (spare.as_ptr().cast(), spare.len())
+    }
+
     /// A typed scalar (see `typed`): header field `aux`, then `payload`.
     pub fn ext(&mut self, kind: u8, aux: u64, payload: &[u8]) -> u64 {
         let off = self.len();

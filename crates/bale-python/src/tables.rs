@@ -62,7 +62,7 @@ impl Run {
                     offsets.push((units.len() / w.unit()) as u32);
                     *as_slots += slot_bytes(obj, w, u);
                     let count = offsets.len() - 1;
-                    if count == SLOTS_PROBE && 4 * *as_slots < 3 * (4 * count + units.len()) {
+                    if count == SLOTS_PROBE && *as_slots < 4 * count + units.len() {
                         *self = Run::CountedStrs { width: w, count, units: units.len(), as_slots: *as_slots };
                     }
                 }
@@ -121,81 +121,53 @@ unsafe fn slot_bytes(obj: *mut PyObject, w: Width, units: &[u8]) -> usize {
 /// Strings seen before a run decides whether to keep copying their units.
 const SLOTS_PROBE: usize = 1024;
 
-/// One column being gathered: its cells, and for lists the item offsets.
-/// Numbers and string columns need only the run; the items of lists are
-/// kept once the run looks bound for slots, which are made item by item.
+/// One column being gathered, a cell at a time. Numbers, and strings
+/// written as a STR_COLUMN, need only their run; the cells (or for lists
+/// their items) are kept only once the column may be written as slots.
 struct Gather {
     /// Every cell is a list (else every cell is a scalar; both: `mixed`).
     lists: bool,
     mixed: bool,
+    /// With `keep_cells`: the cells (for columns of strings or mixed cells).
     cells: Vec<*mut PyObject>,
-    /// With `lists` and `keep_items`: the items of the list cells.
+    keep_cells: bool,
+    /// With `keep_items`: the items of the list cells.
     items: Vec<*mut PyObject>,
     keep_items: bool,
     run: Run,
     /// With `lists`: item offsets of the cells.
     offsets: Vec<u32>,
+    /// The number of rows.
+    rows: usize,
     /// Scalars expected (the number of rows; twice that for lists).
     hint: usize,
 }
 
-/// Rows whose dicts are fetched ahead of the one being read.
-const ROWS_AHEAD: usize = 8;
-/// Cells fetched ahead: their headers, then their item arrays, then the items.
-const CELLS_AHEAD: usize = 24;
+/// Rows whose values are read ahead of the row being gathered, in stages:
+/// the dict, its entries, its values, the item arrays of list values,
+/// their first items.
+const DICT_AHEAD: usize = 16;
+const ENTRIES_AHEAD: usize = 12;
+const VALUES_AHEAD: usize = 8;
+const ITEM_ARRAYS_AHEAD: usize = 5;
+const ITEMS_AHEAD: usize = 3;
+/// Rows of values held (a power of two above `VALUES_AHEAD`).
+const RING: usize = 16;
 
 impl Gather {
-    /// Gathers a column from its cells; `None` when one is no cell.
-    unsafe fn of(cells: Vec<*mut PyObject>) -> Option<Gather> {
-        let n = cells.len();
-        let mut g = Gather {
+    fn new(rows: usize) -> Gather {
+        Gather {
             lists: false,
             mixed: false,
             cells: Vec::new(),
+            keep_cells: false,
             items: Vec::new(),
             keep_items: false,
             run: Run::Empty,
             offsets: vec![0],
-            hint: n,
-        };
-        let list_type = addr_of_mut!(ffi::PyList_Type);
-        for i in 0..n {
-            // Three stages, each a few cells behind the one before it.
-            if i + CELLS_AHEAD < n {
-                prefetch(cells[i + CELLS_AHEAD]);
-            }
-            if i + CELLS_AHEAD / 2 < n {
-                let c = cells[i + CELLS_AHEAD / 2];
-                if ffi::Py_TYPE(c) == list_type {
-                    prefetch((*(c as *mut ffi::PyListObject)).ob_item as *mut PyObject);
-                }
-            }
-            if i + CELLS_AHEAD / 4 < n {
-                let c = cells[i + CELLS_AHEAD / 4];
-                if ffi::Py_TYPE(c) == list_type {
-                    let items = (*(c as *mut ffi::PyListObject)).ob_item;
-                    for t in 0..(ffi::Py_SIZE(c) as usize).min(4) {
-                        prefetch(*items.add(t));
-                    }
-                } else {
-                    prefetch(c);
-                }
-            }
-            if !g.add(cells[i], i == 0) {
-                return None;
-            }
-            if g.lists && !g.keep_items && matches!(g.run, Run::CountedStrs { .. } | Run::Mixed) {
-                g.keep_items = true;
-                g.items.reserve(g.hint);
-                for &c in &cells[..=i] {
-                    if ffi::Py_TYPE(c) == list_type {
-                        g.items.extend_from_slice(list_items(c));
-                    }
-                }
-            }
+            rows,
+            hint: rows,
         }
-        g.cells = cells;
-        Some(g)
     }
 
     /// How many scalars: the items of the list cells, or the cells.
@@ -203,44 +175,33 @@ impl Gather {
         if self.lists {
             *self.offsets.last().unwrap() as usize
         } else {
-            self.cells.len()
+            self.rows
         }
     }
 
     /// Calls `f` on each scalar in order: the items of the list cells, or
-    /// the cells. The lists are the ones gathered (no Python code has run
-    /// since), so they yield `scalar_count` items.
-    #[inline(always)]
-    unsafe fn for_each_scalar(&self, mut f: impl FnMut(*mut PyObject)) {
+    /// the cells. Items not kept are read again from the rows (column
+    /// `j`), which no Python code has changed since they were gathered.
+    unsafe fn for_each_scalar(&self, rows: *mut *mut PyObject, j: usize, mut f: impl FnMut(*mut PyObject)) {
         if !self.lists {
             self.cells.iter().for_each(|&c| f(c));
-            return;
-        }
-        if self.keep_items {
+        } else if self.keep_items {
             self.items.iter().for_each(|&c| f(c));
-            return;
-        }
-        let n = self.cells.len();
-        for i in 0..n {
-            if i + CELLS_AHEAD < n {
-                prefetch(self.cells[i + CELLS_AHEAD]);
-            }
-            if i + CELLS_AHEAD / 2 < n {
-                prefetch((*(self.cells[i + CELLS_AHEAD / 2] as *mut ffi::PyListObject)).ob_item as *mut PyObject);
-            }
-            let list = self.cells[i];
-            let items = (*(list as *mut ffi::PyListObject)).ob_item;
-            for t in 0..ffi::Py_SIZE(list) as usize {
-                f(*items.add(t));
+        } else {
+            for r in 0..self.rows {
+                if r + DICT_AHEAD < self.rows {
+                    prefetch(*rows.add(r + DICT_AHEAD));
+                }
+                list_items(cell_at(*rows.add(r), j)).iter().for_each(|&c| f(c));
             }
         }
     }
 
     /// The scalars in one array (for the rare columns written item by item
     /// as general values).
-    unsafe fn collect_scalars(&self) -> Vec<*mut PyObject> {
+    unsafe fn collect_scalars(&self, rows: *mut *mut PyObject, j: usize) -> Vec<*mut PyObject> {
         let mut all = Vec::with_capacity(self.scalar_count());
-        self.for_each_scalar(|s| all.push(s));
+        self.for_each_scalar(rows, j, |s| all.push(s));
         all
     }
 
@@ -253,36 +214,127 @@ impl Gather {
         items + if self.lists { 16 + 4 * self.offsets.len() } else { 0 }
     }
 
-    /// Adds one cell; false when it is no cell (a scalar or list of scalars).
+    /// Adds the cell of row `i` (column `j` of `rows`); false when it is no
+    /// cell (a scalar or list of scalars).
     #[inline(always)]
-    unsafe fn add(&mut self, obj: *mut PyObject, first: bool) -> bool {
+    unsafe fn add(&mut self, obj: *mut PyObject, i: usize, rows: *mut *mut PyObject, j: usize) -> bool {
         let list = ffi::Py_TYPE(obj) == addr_of_mut!(ffi::PyList_Type);
-        if first {
+        if i == 0 {
             self.lists = list;
             if list {
                 self.hint *= 2;
-                self.offsets.reserve(self.cells.capacity() + 1);
+                self.offsets.reserve(self.rows + 1);
             }
         } else if list != self.lists {
             self.mixed = true;
         }
-        if !list {
-            return self.run.add(obj, self.hint);
+        if self.keep_cells {
+            self.cells.push(obj);
         }
-        let items = list_items(obj);
-        for &item in items {
-            if !self.run.add(item, self.hint) {
+        if !list {
+            if !self.run.add(obj, self.hint) {
+                return false;
+            }
+        } else {
+            let items = list_items(obj);
+            for &item in items {
+                if !self.run.add(item, self.hint) {
+                    return false;
+                }
+            }
+            if self.keep_items {
+                self.items.extend_from_slice(items);
+            }
+            let total = *self.offsets.last().unwrap() as usize + items.len();
+            self.offsets.push(total as u32);
+            if total > u32::MAX as usize {
                 return false;
             }
         }
-        if self.keep_items {
-            self.items.extend_from_slice(items);
+        let numbers = matches!(self.run, Run::Ints(_) | Run::Floats(_));
+        if !self.keep_cells && (self.mixed || !(self.lists || numbers)) {
+            self.keep_cells = true;
+            self.cells.reserve_exact(self.rows);
+            self.cells.extend((0..=i).map(|r| cell_at(*rows.add(r), j)));
         }
-        let len = items.len();
-        let total = *self.offsets.last().unwrap() as usize + len;
-        self.offsets.push(total as u32);
-        total <= u32::MAX as usize
+        if self.lists && !self.keep_items && !self.mixed && matches!(self.run, Run::CountedStrs { .. } | Run::Mixed) {
+            self.keep_items = true;
+            self.items.reserve(self.hint);
+            for r in 0..=i {
+                self.items.extend_from_slice(list_items(cell_at(*rows.add(r), j)));
+            }
+        }
+        true
     }
+}
+
+/// The value of the `j`th entry of a dict with more than `j` entries.
+unsafe fn cell_at(row: *mut PyObject, j: usize) -> *mut PyObject {
+    let mut pos: ffi::Py_ssize_t = 0;
+    let mut key: *mut PyObject = std::ptr::null_mut();
+    let mut value: *mut PyObject = std::ptr::null_mut();
+    for _ in 0..=j {
+        ffi::PyDict_Next(row, &mut pos, &mut key, &mut value);
+    }
+    value
+}
+
+/// Fetches the first two cache lines of a dict's keys object, where a
+/// small dict's entries are (its header gives the address).
+#[inline(always)]
+unsafe fn prefetch_entries(row: *mut PyObject) {
+    #[cfg(not(any(PyPy, Py_LIMITED_API)))]
+    if ffi::Py_TYPE(row) == addr_of_mut!(ffi::PyDict_Type) {
+        let keys = (*(row as *mut ffi::PyDictObject)).ma_keys as *mut u8;
+        prefetch(keys as *mut PyObject);
+        prefetch(keys.add(64) as *mut PyObject);
+    }
+    #[cfg(any(PyPy, Py_LIMITED_API))]
+    let _ = row;
+}
+
+/// Reads row `i` into `values` when it is a dict of `keys`, in order.
+#[inline(always)]
+unsafe fn read_row(row: *mut PyObject, keys: &[*mut PyObject], values: &mut [*mut PyObject]) -> bool {
+    if ffi::Py_TYPE(row) != addr_of_mut!(ffi::PyDict_Type) || ffi::PyDict_Size(row) as usize != keys.len() {
+        return false;
+    }
+    let mut pos: ffi::Py_ssize_t = 0;
+    let mut key: *mut PyObject = std::ptr::null_mut();
+    let mut value: *mut PyObject = std::ptr::null_mut();
+    let mut j = 0;
+    while ffi::PyDict_Next(row, &mut pos, &mut key, &mut value) != 0 {
+        if !same_key(key, keys[j]) {
+            return false;
+        }
+        values[j] = value;
+        j += 1;
+    }
+    true
+}
+
+/// Room smaller than this is left to fault in page by page.
+const MIN_POPULATED: usize = 1 << 20;
+
+/// Maps in the pages of `[ptr, ptr + len)`, memory about to be written, in
+/// one call rather than one page fault per 4 KiB. Advice only: where the
+/// kernel lacks it (before Linux 5.14), the pages fault in as they are
+/// written.
+fn populate(ptr: *const u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        if len < MIN_POPULATED {
+            return;
+        }
+        let start = (ptr as usize).next_multiple_of(PAGE);
+        let end = (ptr as usize + len) & !(PAGE - 1);
+        if end > start {
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_POPULATE_WRITE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (ptr, len);
 }
 
 /// The items of an exact list.
@@ -326,36 +378,58 @@ impl<'py> Compactor<'py> {
             return Ok(None);
         }
         let mut keys: Vec<*mut PyObject> = Vec::with_capacity(k);
-        // First the cells, column by column; then each column is gathered
-        // from its array of cells, whose objects can be fetched ahead.
-        let mut cells: Vec<Vec<*mut PyObject>> = (0..k).map(|_| Vec::with_capacity(n)).collect();
-        for i in 0..n {
-            if i + ROWS_AHEAD < n {
-                prefetch(*rows.add(i + ROWS_AHEAD));
-            }
-            let row = *rows.add(i);
-            if ffi::Py_TYPE(row) != dict_type || ffi::PyDict_Size(row) as usize != k {
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut key: *mut PyObject = std::ptr::null_mut();
+        let mut value: *mut PyObject = std::ptr::null_mut();
+        while ffi::PyDict_Next(first, &mut pos, &mut key, &mut value) != 0 {
+            keys.push(key);
+        }
+        // One pass over the rows, each column gathering its cell of a row
+        // while the values of the rows ahead are being fetched.
+        let mut columns: Vec<Gather> = (0..k).map(|_| Gather::new(n)).collect();
+        let mut ring = vec![std::ptr::null_mut::<PyObject>(); RING * k];
+        let list_type = addr_of_mut!(ffi::PyList_Type);
+        for i in 0..VALUES_AHEAD.min(n) {
+            if !read_row(*rows.add(i), &keys, &mut ring[i * k..(i + 1) * k]) {
                 return Ok(None);
             }
-            let mut pos: ffi::Py_ssize_t = 0;
-            let mut key: *mut PyObject = std::ptr::null_mut();
-            let mut value: *mut PyObject = std::ptr::null_mut();
-            let mut j = 0;
-            while ffi::PyDict_Next(row, &mut pos, &mut key, &mut value) != 0 {
-                if i == 0 {
-                    keys.push(key);
-                } else if !same_key(key, keys[j]) {
+        }
+        for i in 0..n {
+            if i + DICT_AHEAD < n {
+                prefetch(*rows.add(i + DICT_AHEAD));
+            }
+            if i + ENTRIES_AHEAD < n {
+                prefetch_entries(*rows.add(i + ENTRIES_AHEAD));
+            }
+            if i + VALUES_AHEAD < n {
+                let at = (i + VALUES_AHEAD) % RING * k;
+                let values = &mut ring[at..at + k];
+                if !read_row(*rows.add(i + VALUES_AHEAD), &keys, values) {
                     return Ok(None);
                 }
-                cells[j].push(value);
-                j += 1;
+                values.iter().for_each(|&v| prefetch(v));
             }
-        }
-        let mut columns = Vec::with_capacity(k);
-        for cells in cells {
-            match Gather::of(cells) {
-                Some(g) => columns.push(g),
-                None => return Ok(None),
+            if i + ITEM_ARRAYS_AHEAD < n {
+                let at = (i + ITEM_ARRAYS_AHEAD) % RING * k;
+                for &v in &ring[at..at + k] {
+                    if ffi::Py_TYPE(v) == list_type {
+                        prefetch((*(v as *mut ffi::PyListObject)).ob_item as *mut PyObject);
+                    }
+                }
+            }
+            if i + ITEMS_AHEAD < n {
+                let at = (i + ITEMS_AHEAD) % RING * k;
+                for &v in &ring[at..at + k] {
+                    if ffi::Py_TYPE(v) == list_type {
+                        list_items(v).iter().take(4).for_each(|&item| prefetch(item));
+                    }
+                }
+            }
+            let at = i % RING * k;
+            for (j, column) in columns.iter_mut().enumerate() {
+                if !column.add(ring[at + j], i, rows, j) {
+                    return Ok(None);
+                }
             }
         }
         // The shape comes from the first row's keys, as for a dict.
@@ -373,30 +447,33 @@ impl<'py> Compactor<'py> {
             return Ok(None);
         };
         // The columns' bytes at once, rather than by doubling the buffer.
-        self.builder.reserve(columns.iter().map(Gather::size_hint).sum());
+        let size: usize = columns.iter().map(Gather::size_hint).sum();
+        self.builder.reserve(size);
+        let (room, spare) = self.builder.spare_room();
+        populate(room, size.min(spare));
         let mut cols = Vec::with_capacity(k);
-        for column in columns {
-            cols.push(self.column(column)?);
+        for (j, column) in columns.into_iter().enumerate() {
+            cols.push(self.column(column, rows, j)?);
         }
         Ok(Some(self.builder.table_object(n, shape, &cols)))
     }
 
     /// Writes a gathered column: lists as a LIST_COLUMN over their items,
     /// scalars by what they have in common.
-    unsafe fn column(&mut self, mut g: Gather) -> PyResult<u64> {
+    unsafe fn column(&mut self, mut g: Gather, rows: *mut *mut PyObject, j: usize) -> PyResult<u64> {
         if g.mixed {
             return self.slot_column(&g.cells);
         }
         if !g.lists {
-            return self.scalars(&mut g);
+            return self.scalars(&mut g, rows, j);
         }
-        let child = if g.scalar_count() == 0 { SLOT_EMPTY_LIST } else { self.scalars(&mut g)? };
+        let child = if g.scalar_count() == 0 { SLOT_EMPTY_LIST } else { self.scalars(&mut g, rows, j)? };
         Ok(self.builder.list_column(child, &g.offsets))
     }
 
     /// Scalars: raw numbers; strings as a STR_COLUMN when that is smaller
     /// than slots; else slots.
-    unsafe fn scalars(&mut self, g: &mut Gather) -> PyResult<u64> {
+    unsafe fn scalars(&mut self, g: &mut Gather, rows: *mut *mut PyObject, j: usize) -> PyResult<u64> {
         let count = g.scalar_count();
         match std::mem::replace(&mut g.run, Run::Mixed) {
             Run::Ints(words) => Ok(self.builder.num_list(false, &words)),
@@ -409,7 +486,7 @@ impl<'py> Compactor<'py> {
                 let mut bytes = Vec::with_capacity(units);
                 let mut offsets = Vec::with_capacity(count + 1);
                 offsets.push(0u32);
-                g.for_each_scalar(|s| {
+                g.for_each_scalar(rows, j, |s| {
                     bytes.extend_from_slice(str_units(s).1);
                     offsets.push((bytes.len() / width.unit()) as u32);
                 });
@@ -417,11 +494,19 @@ impl<'py> Compactor<'py> {
             }
             // Exact strs all (the run saw every item): straight to their slots.
             Run::Strs { .. } | Run::CountedStrs { .. } => {
-                let mut slots = Vec::with_capacity(count);
-                g.for_each_scalar(|s| slots.push(self.str_slot(s)));
+                // Each slot takes the place of its string (collected in place).
+                let kept = if !g.lists { Some(std::mem::take(&mut g.cells)) } else if g.keep_items { Some(std::mem::take(&mut g.items)) } else { None };
+                let slots: Vec<u64> = match kept {
+                    Some(strs) => strs.into_iter().map(|s| self.str_slot(s)).collect(),
+                    None => {
+                        let mut slots = Vec::with_capacity(count);
+                        g.for_each_scalar(rows, j, |s| slots.push(self.str_slot(s)));
+                        slots
+                    }
+                };
                 Ok(self.builder.seq(false, &slots))
             }
-            _ if g.lists => self.slot_column(&g.collect_scalars()),
+            _ if g.lists => self.slot_column(&g.collect_scalars(rows, j)),
             _ => self.slot_column(&g.cells),
         }
     }
