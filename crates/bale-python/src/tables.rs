@@ -58,7 +58,7 @@ impl Run {
             match self {
                 // Offsets are u32: a run of more code units is written as slots.
                 Run::Strs { width, units, offsets, as_slots } if *width == w && (units.len() + u.len()) / w.unit() <= u32::MAX as usize => {
-                    units.extend_from_slice(u);
+                    append_units(units, u);
                     offsets.push((units.len() / w.unit()) as u32);
                     *as_slots += slot_bytes(obj, w, u);
                     let count = offsets.len() - 1;
@@ -104,6 +104,23 @@ impl Run {
         }
         false
     }
+}
+
+/// Appends a string's units; those of 16 to 32 bytes (URLs, ids) with two
+/// 16-byte copies that may overlap, rather than a call to memcpy.
+#[inline(always)]
+unsafe fn append_units(units: &mut Vec<u8>, u: &[u8]) {
+    let n = u.len();
+    if !(16..=32).contains(&n) {
+        units.extend_from_slice(u);
+        return;
+    }
+    units.reserve(n);
+    let dst = units.as_mut_ptr().add(units.len());
+    let src = u.as_ptr();
+    std::ptr::copy_nonoverlapping(src, dst, 16);
+    std::ptr::copy_nonoverlapping(src.add(n - 16), dst.add(n - 16), 16);
+    units.set_len(units.len() + n);
 }
 
 /// The bytes a string takes as a slot: the slot, and the payload of a
@@ -293,10 +310,19 @@ unsafe fn prefetch_entries(row: *mut PyObject) {
     let _ = row;
 }
 
+/// The number of entries of an exact dict.
+#[inline(always)]
+unsafe fn dict_len(dict: *mut PyObject) -> usize {
+    #[cfg(not(any(PyPy, Py_LIMITED_API)))]
+    return (*(dict as *mut ffi::PyDictObject)).ma_used as usize;
+    #[cfg(any(PyPy, Py_LIMITED_API))]
+    return ffi::PyDict_Size(dict) as usize;
+}
+
 /// Reads row `i` into `values` when it is a dict of `keys`, in order.
 #[inline(always)]
 unsafe fn read_row(row: *mut PyObject, keys: &[*mut PyObject], values: &mut [*mut PyObject]) -> bool {
-    if ffi::Py_TYPE(row) != addr_of_mut!(ffi::PyDict_Type) || ffi::PyDict_Size(row) as usize != keys.len() {
+    if ffi::Py_TYPE(row) != addr_of_mut!(ffi::PyDict_Type) || dict_len(row) != keys.len() {
         return false;
     }
     let mut pos: ffi::Py_ssize_t = 0;
@@ -350,11 +376,14 @@ unsafe fn list_items<'a>(list: *mut PyObject) -> &'a [*mut PyObject] {
 /// Whether two dict keys are the same key: the same object, or two str
 /// objects with the same content (records parsed one by one do not share
 /// their key objects).
-#[inline]
+#[inline(always)]
 unsafe fn same_key(a: *mut PyObject, b: *mut PyObject) -> bool {
-    if a == b {
-        return true;
-    }
+    a == b || same_str_key(a, b)
+}
+
+/// The rare half of `same_key`: distinct objects, compared by content.
+#[inline(never)]
+unsafe fn same_str_key(a: *mut PyObject, b: *mut PyObject) -> bool {
     let str_type = addr_of_mut!(ffi::PyUnicode_Type);
     if ffi::Py_TYPE(a) != str_type || ffi::Py_TYPE(b) != str_type {
         return false;
