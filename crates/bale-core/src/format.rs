@@ -239,10 +239,23 @@ pub fn pair_of(slot: u64) -> Option<(i64, i64)> {
 #[inline]
 pub fn make_sstr_slot(s: &[u8]) -> u64 {
     debug_assert!(s.len() <= SSTR_MAX);
-    let mut b = [0u8; 8];
-    b[0] = (TAG_SSTR as u8) | ((s.len() as u8) << 3);
-    b[1..1 + s.len()].copy_from_slice(s);
-    u64::from_le_bytes(b)
+    let n = s.len();
+    // The bytes as a little-endian number, from two loads that may overlap
+    // (no copy of a variable length: this runs for every short string).
+    let units = if n >= 4 {
+        let lo = u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as u64;
+        let hi = u32::from_le_bytes([s[n - 4], s[n - 3], s[n - 2], s[n - 1]]) as u64;
+        lo | hi << (8 * (n - 4))
+    } else if n >= 2 {
+        let lo = u16::from_le_bytes([s[0], s[1]]) as u64;
+        let hi = u16::from_le_bytes([s[n - 2], s[n - 1]]) as u64;
+        lo | hi << (8 * (n - 2))
+    } else if n == 1 {
+        s[0] as u64
+    } else {
+        0
+    };
+    (TAG_SSTR | (n as u64) << 3) | units << 8
 }
 
 #[inline]
@@ -258,4 +271,20 @@ pub fn read_u64(buf: &[u8], off: usize) -> u64 {
 #[inline]
 pub fn read_u32(buf: &[u8], off: usize) -> u32 {
     u32::from_le_bytes(buf[off..off + 4].try_into().unwrap())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sstr_slot_is_tag_length_then_the_bytes_in_order() {
+        let text = b"abcdefg";
+        for n in 0..=SSTR_MAX {
+            let mut want = [0u8; 8];
+            want[0] = TAG_SSTR as u8 | (n as u8) << 3;
+            want[1..1 + n].copy_from_slice(&text[..n]);
+            assert_eq!(make_sstr_slot(&text[..n]).to_le_bytes(), want, "length {n}");
+        }
+    }
 }
