@@ -16,6 +16,7 @@ import math
 import pickle
 import random
 import struct
+import sys
 
 import numpy as np
 import pytest
@@ -199,6 +200,35 @@ def test_columns_that_turn_mixed_late_keep_every_cell():
         for i in range(3000)
     ]
     round_trip(records, table=True)
+
+
+def test_dict_entries_are_read_directly_on_this_cpython():
+    checks = bale._bale._layout_checks()
+    free_threaded = hasattr(sys, "_is_gil_enabled") and not sys._is_gil_enabled()
+    direct = sys.implementation.name == "cpython" and sys.version_info >= (3, 11) and not free_threaded
+    assert checks["dict_entries"] is direct, checks
+
+
+class Slots:
+    def __init__(self, i):
+        self.a = i
+        self.b = f"v{i}"
+
+
+def test_rows_of_every_dict_layout():
+    # Read from the entry table or through PyDict_Next, rows give the same.
+    plain = [{"a": i, "b": f"v{i}"} for i in range(50)]
+    split = [vars(Slots(i)) for i in range(50)]  # key-sharing instance dicts
+    deleted = []
+    for i in range(50):
+        row = {"a": i, "gone": None, "b": f"v{i}"}
+        del row["gone"]  # an entry left empty in the table
+        deleted.append(row)
+    non_str = [{1: i, 2: f"v{i}"} for i in range(50)]
+    for rows in (plain, split, deleted, plain[:25] + split[25:], deleted[:25] + plain[25:]):
+        literal = [{"a": row["a"], "b": row["b"]} for row in rows]
+        assert bytes(round_trip(rows, table=True)) == bytes(bale.compact(literal))
+    round_trip(non_str, table=True)
 
 
 def test_mixed_width_string_columns():

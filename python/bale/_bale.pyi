@@ -22,6 +22,7 @@ __all__ = [
     "ThawError",
     "TupleView",
     "Writer",
+    "_layout_checks",
     "_panic_for_test",
     "announced_length",
     "column",
@@ -185,6 +186,9 @@ def open(path: str | os.PathLike[str], *, verify: bool = False) -> Region:
 
 def announced_length(head: bytes) -> int:
     """Check a region's 64-byte header; return the region's total length."""
+
+def _layout_checks() -> dict[str, bool]:
+    """Which readings of CPython's private layouts this process checked and uses."""
 
 def _panic_for_test() -> None:
     """Panic in Rust (test hook: panics must surface as Python exceptions)."""

@@ -5,6 +5,7 @@ mod attached;
 mod column;
 mod compactor;
 mod convert;
+mod dict_entries;
 mod errors;
 mod fastslots;
 mod info;
@@ -153,6 +154,16 @@ fn _panic_for_test() {
     panic!("bale: deliberate panic (unwinding self-test)");
 }
 
+/// Which readings of CPython's private layouts this process checked and
+/// uses (diagnostics; each falls back to the public API when off).
+#[pyfunction]
+fn _layout_checks(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    let checks = pyo3::types::PyDict::new(py);
+    checks.set_item("views", alloc::fast_path_enabled())?;
+    checks.set_item("dict_entries", dict_entries::layout_checked())?;
+    Ok(checks)
+}
+
 #[pymodule]
 fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -179,9 +190,11 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(announced_length, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(_layout_checks, m)?)?;
     m.add("HEADER_LEN", bale_core::format::HEADER_LEN)?;
     let bits: u32 = py.import("sys")?.getattr("int_info")?.getattr("bits_per_digit")?.extract()?;
     ints::enable_fast_path(bits);
+    dict_entries::check_layout(py)?;
     // Check the object layout the fast view allocation relies on.
     let probe = new_region(py, Region::adopt(py, Storage::owned(bale_core::Builder::new().finish(bale_core::format::SLOT_NONE)), false)?)?;
     alloc::enable_fast_path(views::layout_check(py, &probe)?);

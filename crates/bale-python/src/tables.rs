@@ -16,6 +16,7 @@ use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 
 use crate::compactor::{prefetch, Compactor};
+use crate::dict_entries;
 use crate::ints::int_value;
 use crate::strings::str_units;
 
@@ -324,6 +325,15 @@ unsafe fn dict_len(dict: *mut PyObject) -> usize {
 unsafe fn read_row(row: *mut PyObject, keys: &[*mut PyObject], values: &mut [*mut PyObject]) -> bool {
     if ffi::Py_TYPE(row) != addr_of_mut!(ffi::PyDict_Type) || dict_len(row) != keys.len() {
         return false;
+    }
+    if let Some(pairs) = dict_entries::pairs(row, keys.len()) {
+        for (j, &[key, value]) in pairs.iter().enumerate() {
+            if !same_key(key, keys[j]) {
+                return false;
+            }
+            values[j] = value;
+        }
+        return true;
     }
     let mut pos: ffi::Py_ssize_t = 0;
     let mut key: *mut PyObject = std::ptr::null_mut();
