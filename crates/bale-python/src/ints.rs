@@ -15,6 +15,11 @@ pub fn enable_fast_path(bits_per_digit: u32) {
     THIRTY_BIT_DIGITS.store(bits_per_digit == 30, Ordering::Relaxed);
 }
 
+/// Whether `int_value` reads digits itself in this process.
+pub fn fast_path_enabled() -> bool {
+    cfg!(all(not(Py_3_12), not(PyPy), not(Py_LIMITED_API))) && THIRTY_BIT_DIGITS.load(Ordering::Relaxed)
+}
+
 /// The value of an exact int that fits in 64 bits; `None` otherwise.
 #[inline(always)]
 pub unsafe fn int_value(obj: *mut PyObject) -> Option<i64> {

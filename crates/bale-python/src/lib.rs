@@ -159,6 +159,7 @@ fn _panic_for_test() {
 #[pyfunction]
 fn _layout_checks(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     let checks = pyo3::types::PyDict::new(py);
+    checks.set_item("ints", ints::fast_path_enabled())?;
     checks.set_item("views", alloc::fast_path_enabled())?;
     checks.set_item("dict_entries", dict_entries::layout_checked())?;
     Ok(checks)
