@@ -245,6 +245,22 @@ def test_array_data_offsets_are_multiples_of_64_in_files(tmp_path):
         assert np.array_equal(a, v) and v.ctypes.data % 64 == 0
 
 
+@pytest.mark.parametrize("size", [1 << 10, 3 << 20])
+def test_large_arrays_are_aligned_and_the_region_still_grows(size):
+    # A large allocation starts 16 bytes into a page: the region is moved up
+    # to a 64-byte boundary inside it; appends then write past it as usual.
+    arr = np.arange(size, dtype=np.float32)
+    region = bale.compact({"a": arr})
+    view = region.root["a"]
+    assert view.ctypes.data % 64 == 0 and np.array_equal(view, arr)
+    assert np.frombuffer(region, dtype=np.uint8).ctypes.data % 64 == 0
+    assert region.verify() is None
+    grown = region.append({"b": [1, 2], "a": view})
+    assert np.array_equal(grown.root["a"], arr) and grown.root["b"] == [1, 2]
+    assert np.array_equal(region.root["a"], arr)
+    assert bale.load(bytes(grown), verify=True).root["b"] == [1, 2]
+
+
 def test_object_arrays_are_refused():
     with pytest.raises(bale.CompactError, match=r"root\[1\].*object"):
         bale.compact([1, np.array([1, "a"], dtype=object)])

@@ -61,17 +61,23 @@ impl Storage {
     }
 
     /// `bytes` at an address that is a multiple of 64 (numpy data lies at
-    /// offsets that are): as they are when already aligned, else copied
-    /// into fresh pages. Returns the storage and the region's length.
-    pub fn owned_aligned(bytes: Vec<u8>) -> std::io::Result<(Storage, usize)> {
+    /// offsets that are): as they are when already aligned, else moved up
+    /// to the next such address in the same allocation (a large one starts
+    /// 16 bytes into a page; a copy into fresh pages would fault in every
+    /// page of it again). Returns the storage and the region's length.
+    pub fn owned_aligned(mut bytes: Vec<u8>) -> std::io::Result<(Storage, usize)> {
         let len = bytes.len();
         if bytes.as_ptr() as usize % 64 == 0 {
             return Ok((Storage::owned(bytes), len));
         }
-        let fresh = Storage::reserve(len)?;
-        // Safety: `fresh` is new; nothing reads it yet.
-        unsafe { fresh.write(0, &bytes) };
-        Ok((fresh, len))
+        bytes.reserve(64);
+        let shift = (64 - bytes.as_ptr() as usize % 64) % 64;
+        bytes.resize(len + shift, 0);
+        bytes.copy_within(0..len, shift);
+        // SAFETY: `shift + len` bytes are initialized, within the allocation.
+        let ptr = unsafe { bytes.as_mut_ptr().add(shift) };
+        let capacity = bytes.capacity() - shift;
+        Ok((Storage { ptr, readable: len, capacity, _backing: Backing::Heap(bytes) }, len))
     }
 
     pub fn mapped(map: memmap2::Mmap, file: std::fs::File) -> Storage {
