@@ -90,7 +90,7 @@ pub unsafe fn scalar(py: Python<'_>, v: &Value<'_>) -> Option<PyResult<*mut ffi:
         }
         Value::Int(i) => ffi::PyLong_FromLongLong(i),
         Value::Pair(a, b) => return Some(make_pair(py, a, b)),
-        Value::BigInt(b) => ffi::_PyLong_FromByteArray(b.as_ptr(), b.len(), 1, 1),
+        Value::BigInt(b) => big_int(b),
         Value::Float(f) => ffi::PyFloat_FromDouble(f),
         Value::Complex(re, im) => ffi::PyComplex_FromDoubles(re, im),
         Value::Str(ref s) => return Some(make_str(py, s)),
@@ -106,4 +106,12 @@ pub unsafe fn scalar(py: Python<'_>, v: &Value<'_>) -> Option<PyResult<*mut ffi:
 
 pub fn malformed(msg: &str) -> PyErr {
     FormatError::new_err(msg.to_string())
+}
+
+/// An int from its minimal two's-complement bytes, little-endian.
+unsafe fn big_int(b: &[u8]) -> *mut ffi::PyObject {
+    #[cfg(Py_3_13)]
+    return ffi::PyLong_FromNativeBytes(b.as_ptr().cast(), b.len(), ffi::Py_ASNATIVEBYTES_LITTLE_ENDIAN);
+    #[cfg(not(Py_3_13))]
+    return ffi::_PyLong_FromByteArray(b.as_ptr(), b.len(), 1, 1);
 }
