@@ -14,6 +14,8 @@ use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::compactor::prefetch;
+
 /// Whether this interpreter's dicts have the layout read here.
 static LAYOUT_CHECKED: AtomicBool = AtomicBool::new(false);
 
@@ -50,6 +52,52 @@ pub unsafe fn pairs<'a>(dict: *mut PyObject, len: usize) -> Option<&'a [[*mut Py
     }
 }
 
+/// The (key, value) items of a dict, in order, through `PyDict_Next`.
+pub struct Items {
+    dict: *mut PyObject,
+    pos: ffi::Py_ssize_t,
+}
+
+/// Items of `dict`, which must stay alive and unchanged while they are read.
+pub unsafe fn items(dict: *mut PyObject) -> Items {
+    Items { dict, pos: 0 }
+}
+
+impl Iterator for Items {
+    type Item = (*mut PyObject, *mut PyObject);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut key: *mut PyObject = std::ptr::null_mut();
+        let mut value: *mut PyObject = std::ptr::null_mut();
+        // SAFETY: `items` requires the dict to be alive and unchanged.
+        (unsafe { ffi::PyDict_Next(self.dict, &mut self.pos, &mut key, &mut value) } != 0).then_some((key, value))
+    }
+}
+
+/// The number of items of an exact dict.
+#[inline(always)]
+pub unsafe fn len(dict: *mut PyObject) -> usize {
+    #[cfg(not(any(PyPy, Py_LIMITED_API)))]
+    return (*(dict as *mut ffi::PyDictObject)).ma_used as usize;
+    #[cfg(any(PyPy, Py_LIMITED_API))]
+    return ffi::PyDict_Size(dict) as usize;
+}
+
+/// Fetches the first two cache lines of an exact dict's keys object, where
+/// a small dict's entries are (its header gives the address).
+#[inline(always)]
+pub unsafe fn prefetch_entries(dict: *mut PyObject) {
+    #[cfg(not(any(PyPy, Py_LIMITED_API)))]
+    {
+        let keys = (*(dict as *mut ffi::PyDictObject)).ma_keys as *mut u8;
+        prefetch(keys as *mut PyObject);
+        prefetch(keys.add(64) as *mut PyObject);
+    }
+    #[cfg(any(PyPy, Py_LIMITED_API))]
+    let _ = dict;
+}
+
 /// Turns `pairs` on when it agrees with `PyDict_Next` on dicts whose hash
 /// index takes 1 and 2 bytes per slot.
 pub fn check_layout(py: Python<'_>) -> PyResult<()> {
@@ -60,14 +108,8 @@ pub fn check_layout(py: Python<'_>) -> PyResult<()> {
         for i in 0..size {
             dict.set_item(format!("key{i}"), i)?;
         }
-        let mut expected = Vec::new();
-        let mut pos: ffi::Py_ssize_t = 0;
-        let mut key: *mut PyObject = std::ptr::null_mut();
-        let mut value: *mut PyObject = std::ptr::null_mut();
         unsafe {
-            while ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) != 0 {
-                expected.push([key, value]);
-            }
+            let expected: Vec<_> = items(dict.as_ptr()).map(|(key, value)| [key, value]).collect();
             agree &= pairs(dict.as_ptr(), size).is_some_and(|p| p == expected.as_slice());
         }
     }

@@ -288,42 +288,13 @@ impl Gather {
 
 /// The value of the `j`th entry of a dict with more than `j` entries.
 unsafe fn cell_at(row: *mut PyObject, j: usize) -> *mut PyObject {
-    let mut pos: ffi::Py_ssize_t = 0;
-    let mut key: *mut PyObject = std::ptr::null_mut();
-    let mut value: *mut PyObject = std::ptr::null_mut();
-    for _ in 0..=j {
-        ffi::PyDict_Next(row, &mut pos, &mut key, &mut value);
-    }
-    value
-}
-
-/// Fetches the first two cache lines of a dict's keys object, where a
-/// small dict's entries are (its header gives the address).
-#[inline(always)]
-unsafe fn prefetch_entries(row: *mut PyObject) {
-    #[cfg(not(any(PyPy, Py_LIMITED_API)))]
-    if ffi::Py_TYPE(row) == addr_of_mut!(ffi::PyDict_Type) {
-        let keys = (*(row as *mut ffi::PyDictObject)).ma_keys as *mut u8;
-        prefetch(keys as *mut PyObject);
-        prefetch(keys.add(64) as *mut PyObject);
-    }
-    #[cfg(any(PyPy, Py_LIMITED_API))]
-    let _ = row;
-}
-
-/// The number of entries of an exact dict.
-#[inline(always)]
-unsafe fn dict_len(dict: *mut PyObject) -> usize {
-    #[cfg(not(any(PyPy, Py_LIMITED_API)))]
-    return (*(dict as *mut ffi::PyDictObject)).ma_used as usize;
-    #[cfg(any(PyPy, Py_LIMITED_API))]
-    return ffi::PyDict_Size(dict) as usize;
+    dict_entries::items(row).nth(j).map_or(std::ptr::null_mut(), |(_, value)| value)
 }
 
 /// Reads row `i` into `values` when it is a dict of `keys`, in order.
 #[inline(always)]
 unsafe fn read_row(row: *mut PyObject, keys: &[*mut PyObject], values: &mut [*mut PyObject]) -> bool {
-    if ffi::Py_TYPE(row) != addr_of_mut!(ffi::PyDict_Type) || dict_len(row) != keys.len() {
+    if ffi::Py_TYPE(row) != addr_of_mut!(ffi::PyDict_Type) || dict_entries::len(row) != keys.len() {
         return false;
     }
     if let Some(pairs) = dict_entries::pairs(row, keys.len()) {
@@ -335,16 +306,11 @@ unsafe fn read_row(row: *mut PyObject, keys: &[*mut PyObject], values: &mut [*mu
         }
         return true;
     }
-    let mut pos: ffi::Py_ssize_t = 0;
-    let mut key: *mut PyObject = std::ptr::null_mut();
-    let mut value: *mut PyObject = std::ptr::null_mut();
-    let mut j = 0;
-    while ffi::PyDict_Next(row, &mut pos, &mut key, &mut value) != 0 {
+    for (j, (key, value)) in dict_entries::items(row).enumerate() {
         if !same_key(key, keys[j]) {
             return false;
         }
         values[j] = value;
-        j += 1;
     }
     true
 }
@@ -412,17 +378,11 @@ impl<'py> Compactor<'py> {
         if ffi::Py_TYPE(first) != dict_type {
             return Ok(None);
         }
-        let k = ffi::PyDict_Size(first) as usize;
+        let k = dict_entries::len(first);
         if k == 0 || k > TABLE_MAX_KEYS || n > u32::MAX as usize {
             return Ok(None);
         }
-        let mut keys: Vec<*mut PyObject> = Vec::with_capacity(k);
-        let mut pos: ffi::Py_ssize_t = 0;
-        let mut key: *mut PyObject = std::ptr::null_mut();
-        let mut value: *mut PyObject = std::ptr::null_mut();
-        while ffi::PyDict_Next(first, &mut pos, &mut key, &mut value) != 0 {
-            keys.push(key);
-        }
+        let keys: Vec<*mut PyObject> = dict_entries::items(first).map(|(key, _)| key).collect();
         // One pass over the rows, each column gathering its cell of a row
         // while the values of the rows ahead are being fetched.
         let mut columns: Vec<Gather> = (0..k).map(|_| Gather::new(n)).collect();
@@ -438,7 +398,10 @@ impl<'py> Compactor<'py> {
                 prefetch(*rows.add(i + DICT_AHEAD));
             }
             if i + ENTRIES_AHEAD < n {
-                prefetch_entries(*rows.add(i + ENTRIES_AHEAD));
+                let row = *rows.add(i + ENTRIES_AHEAD);
+                if ffi::Py_TYPE(row) == dict_type {
+                    dict_entries::prefetch_entries(row);
+                }
             }
             if i + VALUES_AHEAD < n {
                 let at = (i + VALUES_AHEAD) % RING * k;
