@@ -22,6 +22,7 @@ __all__ = [
     "ThawError",
     "TupleView",
     "Writer",
+    "_compact_by_frames",
     "_layout_checks",
     "_panic_for_test",
     "announced_length",
@@ -186,6 +187,9 @@ def open(path: str | os.PathLike[str], *, verify: bool = False) -> Region:
 
 def announced_length(head: bytes) -> int:
     """Check a region's 64-byte header; return the region's total length."""
+
+def _compact_by_frames(obj: object) -> bytes:
+    """The bytes of ``compact(obj)`` written without the tuple-tree recursion (test hook)."""
 
 def _layout_checks() -> dict[str, bool]:
     """Which readings of CPython's private layouts this process checked and uses."""

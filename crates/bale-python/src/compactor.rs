@@ -52,13 +52,13 @@ pub(crate) fn prefetch(obj: *mut PyObject) {
 }
 
 /// Lists and tuples up to this length are first tried as all-scalar leaves.
-const SMALL_LEAF_SEQ: usize = 4;
+pub(crate) const SMALL_LEAF_SEQ: usize = 4;
 
 /// How far ahead of the element being visited its siblings are prefetched.
-const PREFETCH_AHEAD: usize = 4;
+pub(crate) const PREFETCH_AHEAD: usize = 4;
 
 #[derive(Clone, Copy)]
-enum Frame {
+pub(crate) enum Frame {
     Seq { obj: *mut PyObject, tuple: bool, len: usize, next: usize, base: usize },
     Dict { obj: *mut PyObject, shape: u64, items: usize, len: usize, next: usize, base: usize },
     /// A record: `items` holds (field name, value) pairs, the values owned
@@ -68,7 +68,7 @@ enum Frame {
 
 /// The item array of an exact list or tuple.
 #[inline(always)]
-unsafe fn seq_items(obj: *mut PyObject, tuple: bool) -> *mut *mut PyObject {
+pub(crate) unsafe fn seq_items(obj: *mut PyObject, tuple: bool) -> *mut *mut PyObject {
     if tuple {
         (*(obj as *mut ffi::PyTupleObject)).ob_item.as_mut_ptr()
     } else {
@@ -132,8 +132,12 @@ pub struct Compactor<'py> {
     last_shape: Option<(Vec<usize>, u64)>,
     keepalive: Vec<Py<PyAny>>,
     frames: Vec<Frame>,
+    /// Frames a tuple tree hands over to the frame loop (kept for its capacity).
+    pub(crate) handover: Vec<Frame>,
+    /// Whether tuples are written by `tuple_tree` (off only in a test).
+    pub(crate) tuple_trees: bool,
     deep_path: FxHashSet<usize>,
-    slots: Vec<u64>,
+    pub(crate) slots: Vec<u64>,
     pub(crate) items: Vec<(*mut PyObject, *mut PyObject)>,
     pub(crate) key_ptrs: Vec<usize>,
     /// How each non-built-in type met is stored, by type pointer.
@@ -173,6 +177,8 @@ impl<'py> Compactor<'py> {
             last_shape: None,
             keepalive: Vec::new(),
             frames: Vec::new(),
+            handover: Vec::new(),
+            tuple_trees: true,
             deep_path: FxHashSet::default(),
             slots: Vec::new(),
             items: Vec::new(),
@@ -304,7 +310,7 @@ impl<'py> Compactor<'py> {
         self.slots.push(slot);
     }
 
-    fn push_frame(&mut self, f: Frame) {
+    pub(crate) fn push_frame(&mut self, f: Frame) {
         // An object held by one reference is reached once: only others can
         // be met again, so only they are remembered.
         if self.share && unsafe { ffi::Py_REFCNT(f.obj()) } > 1 {
@@ -508,6 +514,9 @@ impl<'py> Compactor<'py> {
                 if let Some(slot) = self.small_leaf_seq(items, len, tuple) {
                     return Ok(Some(slot));
                 }
+            }
+            if tuple && !self.share && self.tuple_trees {
+                return Ok(self.tuple_tree(obj, len));
             }
             if !tuple {
                 // Every cycle passes through a list or dict, so tuples need no check.
@@ -731,7 +740,7 @@ impl<'py> Compactor<'py> {
     /// once, without a frame; `None`, having written nothing, when an item
     /// is anything else.
     #[inline]
-    unsafe fn small_leaf_seq(&mut self, items: *mut *mut PyObject, len: usize, tuple: bool) -> Option<u64> {
+    pub(crate) unsafe fn small_leaf_seq(&mut self, items: *mut *mut PyObject, len: usize, tuple: bool) -> Option<u64> {
         if tuple && len == 2 {
             if let Some(slot) = pair_slot(*items, *items.add(1)) {
                 return Some(slot);

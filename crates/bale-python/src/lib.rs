@@ -20,6 +20,7 @@ mod streaming;
 mod tables;
 mod strings;
 mod thawing;
+mod tuple_trees;
 mod typed;
 mod views;
 
@@ -154,6 +155,19 @@ fn _panic_for_test() {
     panic!("bale: deliberate panic (unwinding self-test)");
 }
 
+/// The region bytes `compact(obj)` gives, written with the frame loop
+/// alone: for the test that the tuple-tree recursion writes the same bytes.
+#[pyfunction]
+fn _compact_by_frames<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    let mut c = compactor::Compactor::new(py, 1 << 16);
+    c.tuple_trees = false;
+    let root = c.run(obj)?;
+    let flags = c.flags();
+    let mut builder = std::mem::take(&mut c.builder);
+    builder.set_flags(flags);
+    Ok(pyo3::types::PyBytes::new(py, &builder.finish(root)))
+}
+
 /// Which readings of CPython's private layouts this process checked and
 /// uses (diagnostics; each falls back to the public API when off).
 #[pyfunction]
@@ -192,6 +206,7 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(announced_length, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(_layout_checks, m)?)?;
+    m.add_function(wrap_pyfunction!(_compact_by_frames, m)?)?;
     m.add("HEADER_LEN", bale_core::format::HEADER_LEN)?;
     let bits: u32 = py.import("sys")?.getattr("int_info")?.getattr("bits_per_digit")?.extract()?;
     ints::enable_fast_path(bits);

@@ -45,8 +45,12 @@ unsafe impl Sync for Storage {}
 
 /// Owned regions smaller than this give back the spare room of their
 /// allocation; larger ones keep it for appends (allocations this large
-/// are mapped on demand, so room never touched costs no memory).
-const KEEP_SPARE_FROM: usize = 1 << 20;
+/// are mapped on demand, so room never touched costs no memory). It is
+/// glibc's initial mmap threshold. glibc moves that threshold to the size
+/// of the mapped block freed last; a block shrunk to its region's length
+/// would set it below the next region's growth, and every region of that
+/// size would start in fresh pages, faulted in one by one.
+const KEEP_SPARE_FROM: usize = 128 << 10;
 
 /// Smallest reservation made for appends.
 const MIN_RESERVATION: usize = 64 << 20;
