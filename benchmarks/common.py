@@ -14,6 +14,7 @@ import dataclasses
 import gc
 import json
 import os
+import random
 import socket
 import time
 from collections.abc import Callable, Sequence
@@ -102,11 +103,19 @@ def best_interleaved(fs: dict[str, Callable[[], object]], repeat: int = 5) -> di
 
     On a shared machine the load drifts over the seconds a benchmark takes;
     taking turns puts bale and each baseline under the same drift, so their
-    ratio is steadier than that of minima taken one after the other.
+    ratio is steadier than that of minima taken one after the other. The
+    order is shuffled each turn (the same shuffles in every run), so that
+    no function always runs right after the same other one and after what
+    it leaves behind: a freed heap, evicted caches, an allocator's
+    background threads.
     """
     times = {name: float("inf") for name in fs}
-    for _ in range(repeat):
-        for name, f in fs.items():
+    names = list(fs)
+    for turn in range(repeat):
+        if turn:
+            random.Random(turn).shuffle(names)
+        for name in names:
+            f = fs[name]
             gc.collect()
             t0 = time.perf_counter()
             f()
