@@ -174,6 +174,22 @@ def test_shared_strings_are_slots_and_unique_ones_a_column_whatever_comes_first(
     assert "string columns" in kinds(round_trip(late, table=True))
 
 
+@pytest.mark.parametrize("lists", [False, True])
+@pytest.mark.parametrize("distinct", [40, 5000, 60000])
+def test_slot_columns_of_many_distinct_shared_strings(lists, distinct):
+    # A slot column's strings are looked up by address in a table of at most
+    # 2^15 entries: with more distinct strings than that, addresses share
+    # entries and take turns in them; every string is still stored once.
+    words = [f"shared tag {i:06d}" for i in range(distinct)]
+    n = 3 * distinct if distinct > 40 else 3000
+    records = [{"t": [words[i % distinct], words[(7 * i) % distinct]] if lists else words[(7 * i) % distinct], "i": i}
+               for i in range(n)]
+    region = round_trip(records, table=True)
+    assert "string columns" not in kinds(region)
+    assert kinds(region)["strings"][0] == distinct
+    assert bale.column(region.root, "t") == [r["t"] for r in records]
+
+
 def test_list_items_kept_from_where_a_run_turns_to_slots_or_mixed():
     # Lists of uneven length whose item PROBE falls inside a list, and lists
     # that turn mixed (an int among strings) after thousands of items.

@@ -139,6 +139,37 @@ unsafe fn slot_bytes(obj: *mut PyObject, w: Width, units: &[u8]) -> usize {
 /// Strings seen before a run decides whether to keep copying their units.
 const SLOTS_PROBE: usize = 1024;
 
+/// Slots of the strings of one column, by address, in a direct-mapped
+/// table. A column goes to slots when most of its strings repeat (tags,
+/// categories); the table answers for those without reading the string
+/// again or hashing into the compactor's string cache. An address keeps
+/// its slot: the rows hold the strings throughout.
+struct SlotMemo {
+    entries: Vec<(usize, u64)>,
+    shift: u32,
+}
+
+/// The most entries of a `SlotMemo` (512 KiB): enough that a few thousand
+/// distinct strings seldom share one.
+const SLOT_MEMO_MAX_BITS: u32 = 15;
+
+impl SlotMemo {
+    /// A table for a column of `count` strings: about as many entries.
+    fn new(count: usize) -> SlotMemo {
+        let bits = count.next_power_of_two().trailing_zeros().clamp(4, SLOT_MEMO_MAX_BITS);
+        SlotMemo { entries: vec![(0, 0); 1 << bits], shift: 64 - bits }
+    }
+    #[inline(always)]
+    fn slot(&mut self, obj: *mut PyObject, make: impl FnOnce(*mut PyObject) -> u64) -> u64 {
+        let at = ((obj as usize as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
+        let entry = &mut self.entries[at];
+        if entry.0 != obj as usize {
+            *entry = (obj as usize, make(obj));
+        }
+        entry.1
+    }
+}
+
 /// One column being gathered, a cell at a time. Numbers, and strings
 /// written as a STR_COLUMN, need only their run; the cells (or for lists
 /// their items) are kept only once the column may be written as slots.
@@ -498,11 +529,12 @@ impl<'py> Compactor<'py> {
             Run::Strs { .. } | Run::CountedStrs { .. } => {
                 // Each slot takes the place of its string (collected in place).
                 let kept = if !g.lists { Some(std::mem::take(&mut g.cells)) } else if g.keep_items { Some(std::mem::take(&mut g.items)) } else { None };
+                let mut memo = SlotMemo::new(count);
                 let slots: Vec<u64> = match kept {
-                    Some(strs) => strs.into_iter().map(|s| self.str_slot(s)).collect(),
+                    Some(strs) => strs.into_iter().map(|s| memo.slot(s, |s| self.str_slot(s))).collect(),
                     None => {
                         let mut slots = Vec::with_capacity(count);
-                        g.for_each_scalar(rows, j, |s| slots.push(self.str_slot(s)));
+                        g.for_each_scalar(rows, j, |s| slots.push(memo.slot(s, |s| self.str_slot(s))));
                         slots
                     }
                 };
