@@ -164,5 +164,20 @@ def test_best_interleaved_takes_turns_and_keeps_each_minimum(monkeypatch):
         return f
 
     times = common.best_interleaved({"a": make("a"), "b": make("b")}, repeat=2)
-    assert calls == ["a", "b", "a", "b"]
+    assert sorted(calls[:2]) == sorted(calls[2:]) == ["a", "b"]
     assert times == {"a": 1, "b": 1}
+
+    # Every turn runs each function once, the first in the order given, the
+    # later ones shuffled (so none always follows the same other), and the
+    # same shuffles in every run.
+    def orders():
+        order = []
+        common.best_interleaved({name: (lambda n=name: order.append(n)) for name in "abcde"}, repeat=6)
+        return [tuple(order[i:i + 5]) for i in range(0, 30, 5)]
+
+    turns = orders()
+    assert turns[0] == tuple("abcde")
+    assert all(sorted(t) == list("abcde") for t in turns)
+    assert len(set(turns)) > 1
+    assert {t[t.index("a") - 1] for t in turns if t[0] != "a"} != {"e"}
+    assert orders() == turns
