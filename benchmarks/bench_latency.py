@@ -141,6 +141,7 @@ def run(mode: str, plots_dir: str, args: argparse.Namespace | None = None) -> co
     encoder = msgspec.msgpack.Encoder()
     rows = []
     at_target: dict[str, float] | None = None
+    parts = None
     try:
         for kind, build in (("bintree", bintree), ("pointtree", pointtree)):
             points = kind == "pointtree"
@@ -159,6 +160,7 @@ def run(mode: str, plots_dir: str, args: argparse.Namespace | None = None) -> co
                     best[fmt] = min(times)
                 if kind == "bintree" and exp == TARGET_EXP:
                     at_target = best
+                    parts = breakdown(tree, max(repeat, 3))
                 row = (kind, f"2^{exp}", *(duration(best[f]) for f in FORMATS),
                        f"{best['pickle'] / best['bale']:.2f}x", f"{best['msgspec'] / best['bale']:.2f}x")
                 rows.append(row)
@@ -167,11 +169,6 @@ def run(mode: str, plots_dir: str, args: argparse.Namespace | None = None) -> co
     finally:
         conn.close()
         proc.join(timeout=60)
-    parts = None
-    if at_target is not None:
-        tree = bintree(TARGET_EXP)
-        parts = breakdown(tree, max(repeat, 3))
-        del tree
     what = f"socket end-to-end, 2^{TARGET_EXP}-leaf bintree"
     if at_target is not None:
         speedup = at_target["pickle"] / at_target["bale"]

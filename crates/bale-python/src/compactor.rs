@@ -225,6 +225,14 @@ impl<'py> Compactor<'py> {
         self.flags | if self.forward.made() { FLAG_CYCLIC | FLAG_SHARED } else { 0 }
     }
 
+    /// The bytes of a fresh region whose root is `root`, the slot `run`
+    /// gave: the builder's, with the header's flags and checksum written.
+    pub fn region_bytes(&mut self, root: u64) -> Vec<u8> {
+        let mut builder = std::mem::take(&mut self.builder);
+        builder.set_flags(self.flags());
+        builder.finish(root)
+    }
+
     /// Compacts `root` and returns its slot.
     pub fn run(&mut self, root: &Bound<'py, PyAny>) -> PyResult<u64> {
         unsafe {

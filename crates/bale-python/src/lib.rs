@@ -40,10 +40,7 @@ use crate::views::{untracked, view_parts};
 fn compact(py: Python<'_>, obj: &Bound<'_, PyAny>, share: bool) -> PyResult<Py<Region>> {
     let mut c = compactor::Compactor::new(py, 1 << 16).share(share);
     let root = c.run(obj)?;
-    let flags = c.flags();
-    let mut builder = std::mem::take(&mut c.builder);
-    builder.set_flags(flags);
-    let bytes = builder.finish(root);
+    let bytes = c.region_bytes(root);
     if c.wrote_arrays {
         let (storage, len) = Storage::owned_aligned(bytes).map_err(|e| PyOSError::new_err(e.to_string()))?;
         return new_region(py, Region::adopt_prefix(py, storage, len, false)?);
@@ -162,10 +159,7 @@ fn _compact_by_frames<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult
     let mut c = compactor::Compactor::new(py, 1 << 16);
     c.tuple_trees = false;
     let root = c.run(obj)?;
-    let flags = c.flags();
-    let mut builder = std::mem::take(&mut c.builder);
-    builder.set_flags(flags);
-    Ok(pyo3::types::PyBytes::new(py, &builder.finish(root)))
+    Ok(pyo3::types::PyBytes::new(py, &c.region_bytes(root)))
 }
 
 /// Which readings of CPython's private layouts this process checked and
