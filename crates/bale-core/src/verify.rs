@@ -8,7 +8,7 @@ use crate::equality::values_eq;
 use crate::error::{FormatError, Result};
 use crate::format::*;
 use crate::hash::{canonical_width, hash_value};
-use crate::reader::{compute_checksum, Reader, Region, Table, Value};
+use crate::reader::{compute_checksum, Reader, Region, Seq, Table, Value};
 
 /// Strings up to this many bytes are rechecked at each reference; longer
 /// ones are remembered so that repeated references cost O(1).
@@ -50,6 +50,8 @@ struct Verifier<'a> {
     /// Offsets of arrays whose dtype may hold text (`U`): their code points
     /// are checked by the caller, which knows the dtype's layout.
     text_arrays: Vec<usize>,
+    /// In CYCLIC regions: every tuple met, for `check_tuple_cycles`.
+    tuples: Vec<Seq>,
 }
 
 /// What `verify_report` found that only a numpy-aware caller can check.
@@ -138,10 +140,73 @@ pub fn verify_structure(region: &Region<'_>) -> Result<Report> {
             dtypes.extend(b.dtypes);
             let mut text_arrays = a.text_arrays;
             text_arrays.extend(b.text_arrays);
+            let mut tuples = a.tuples;
+            tuples.extend(b.tuples);
+            check_tuple_cycles(&region.reader, &tuples)?;
             return Ok(Report { array_types: dtypes.into_iter().collect(), text_arrays });
         }
     }
-    walk(region, Work::Slot(root, buf.len())).map(|v| Report { array_types: v.dtypes.into_iter().collect(), text_arrays: v.text_arrays })
+    let v = walk(region, Work::Slot(root, buf.len()))?;
+    check_tuple_cycles(&region.reader, &v.tuples)?;
+    Ok(Report { array_types: v.dtypes.into_iter().collect(), text_arrays: v.text_arrays })
+}
+
+/// Note [Cycles through tuples only]
+/// A CYCLIC region may hold a value that contains itself, as Python data
+/// can: through a list, dict, set or mutable record. Python cannot build a
+/// tuple that contains itself through tuples alone, and its own code relies
+/// on that (`hash` of such a tuple recurses until the C stack overflows), so
+/// a region that holds one is refused: a depth-first walk of the graph of
+/// tuples met (each item that is a tuple is an edge) must find no edge back
+/// to a tuple still on its path. Linear in the tuples' items.
+fn check_tuple_cycles(r: &Reader<'_>, tuples: &[Seq]) -> Result<()> {
+    if tuples.is_empty() {
+        return Ok(());
+    }
+    const ON_PATH: u8 = 1;
+    const DONE: u8 = 2;
+    let mut state: rustc_hash::FxHashMap<(usize, usize), u8> = rustc_hash::FxHashMap::default();
+    let mut path: Vec<(Seq, usize)> = Vec::new();
+    let limit = r.buf().len();
+    for &t in tuples {
+        if state.contains_key(&(t.start, t.len)) {
+            continue;
+        }
+        state.insert((t.start, t.len), ON_PATH);
+        path.push((t, 0));
+        while let Some((seq, next)) = path.last_mut() {
+            let seq = *seq;
+            if *next == seq.len {
+                state.insert((seq.start, seq.len), DONE);
+                path.pop();
+                continue;
+            }
+            let slot = r.word(seq.pos + 8 * *next)?;
+            *next += 1;
+            let child = match slot & TAG_MASK {
+                TAG_TUPLE if (slot >> 3) & 0xFFFF != 0 => r.seq_slot_items(slot, limit)?,
+                TAG_OBJ => match r.decode(slot, limit)? {
+                    Value::Tuple(s) if s.len > 0 => s,
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            match state.get(&(child.start, child.len)) {
+                Some(&ON_PATH) => {
+                    return Err(FormatError::at(
+                        child.start,
+                        "tuple contains itself through tuples only (Python cannot build such a value)",
+                    ))
+                }
+                Some(_) => {}
+                None => {
+                    state.insert((child.start, child.len), ON_PATH);
+                    path.push((child, 0));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Checks everything reachable from `start`; returns the visit record.
@@ -158,6 +223,7 @@ fn walk<'a>(region: &Region<'a>, start: Work) -> Result<Verifier<'a>> {
         stack: vec![start],
         dtypes: HashSet::new(),
         text_arrays: Vec::new(),
+        tuples: Vec::new(),
     };
     while let Some(work) = v.stack.pop() {
         match work {
@@ -218,6 +284,9 @@ impl<'a> Verifier<'a> {
                         self.r.decode(s, limit)?;
                     }
                     if self.first_visit(s, off, true)? {
+                        if self.r.cyclic() && s & TAG_MASK == TAG_TUPLE {
+                            self.tuples.push(Seq { start: off, pos: off, len });
+                        }
                         self.stack.push(Work::Slots { pos: off, n: len, limit: off });
                     }
                 }
@@ -316,6 +385,9 @@ impl<'a> Verifier<'a> {
             }
             Value::List(seq) | Value::Tuple(seq) => {
                 if seq.len > 0 && self.first_visit(slot, seq.start, tag != TAG_OBJ)? {
+                    if self.r.cyclic() && matches!(value, Value::Tuple(_)) {
+                        self.tuples.push(seq);
+                    }
                     self.push_slots(seq.pos, seq.len, seq.start)?;
                 }
             }

@@ -2,7 +2,7 @@
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyTypeError, PyValueError};
-use pyo3::PyErr;
+use pyo3::{PyErr, PyResult, Python};
 
 create_exception!(bale, CompactError, PyTypeError, "A value that bale cannot compact (names the type and its path).");
 create_exception!(bale, FormatError, PyValueError, "Bytes that are not a valid bale region.");
@@ -15,4 +15,25 @@ create_exception!(
 
 pub fn format_error(e: bale_core::FormatError) -> PyErr {
     FormatError::new_err(e.to_string())
+}
+
+/// One level of Python's recursion check (`Py_EnterRecursiveCall`), left
+/// when dropped: for view methods that Python calls recursively through C
+/// (a record view's hash hashes its fields, which may be record views), so
+/// deep data raises `RecursionError` instead of overflowing the C stack.
+pub struct RecursionGuard(());
+
+impl RecursionGuard {
+    pub fn enter(py: Python<'_>, while_doing: &std::ffi::CStr) -> PyResult<RecursionGuard> {
+        if unsafe { pyo3::ffi::Py_EnterRecursiveCall(while_doing.as_ptr()) } != 0 {
+            return Err(PyErr::fetch(py));
+        }
+        Ok(RecursionGuard(()))
+    }
+}
+
+impl Drop for RecursionGuard {
+    fn drop(&mut self) {
+        unsafe { pyo3::ffi::Py_LeaveRecursiveCall() };
+    }
 }

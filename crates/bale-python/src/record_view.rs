@@ -9,7 +9,7 @@ use pyo3::exceptions::{PyAttributeError, PyIndexError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PySlice, PyString, PyTuple};
 
-use crate::errors::{format_error, ThawError};
+use crate::errors::{format_error, RecursionGuard, ThawError};
 use crate::region::Region;
 use crate::strings::str_units;
 use crate::views::read_to_py;
@@ -154,6 +154,7 @@ impl RecordView {
     /// it was made from whose fields are equal (a NamedTuple view also to
     /// an equal tuple, as NamedTuples are).
     fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
+        let _depth = RecursionGuard::enter(py, c" in comparison")?;
         let eq = match op {
             CompareOp::Eq | CompareOp::Ne => self.equals(py, other)?,
             _ => None,
@@ -165,10 +166,12 @@ impl RecordView {
     }
 
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        let _depth = RecursionGuard::enter(py, c" while hashing a RecordView")?;
         record_values(py, &self.region, self.rec)?.hash()
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let _depth = RecursionGuard::enter(py, c" while getting the repr of a RecordView")?;
         record_repr(py, &self.region, self.rec)
     }
 

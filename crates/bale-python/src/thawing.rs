@@ -34,7 +34,17 @@ struct Thaw<'a, 'py> {
     keys: Vec<*mut PyObject>,
     /// In regions with the SHARED flag: the object made for each container,
     /// so a container referenced twice is made once (and shared, as stored).
+    /// Each entry owns a reference: unverified bytes may make a parent drop
+    /// the object (a dict shape that holds one key twice replaces the first
+    /// value), and the memo must never point at a freed object.
     memo: Option<FxHashMap<ContainerKey, *mut PyObject>>,
+    /// In CYCLIC regions: the tuples being filled, each with the number of
+    /// lists and dicts open when it was opened (see `Note [Tuple cycles in thaw]`).
+    open_tuples: FxHashMap<ContainerKey, usize>,
+    open_mutable: usize,
+    /// Containers being filled, across nested walks, and the most allowed.
+    open_frames: usize,
+    max_depth: usize,
     /// Classes given to `thaw(types=...)`, and the record types resolved so far.
     types: Option<Py<PyTuple>>,
     resolved: FxHashMap<usize, Rc<Resolved>>,
@@ -54,8 +64,22 @@ impl Drop for Thaw<'_, '_> {
         for &k in &self.keys {
             unsafe { ffi::Py_DecRef(k) };
         }
+        if let Some(memo) = &self.memo {
+            for &p in memo.values() {
+                unsafe { ffi::Py_DecRef(p) };
+            }
+        }
     }
 }
+
+/// Note [Tuple cycles in thaw]
+/// `verify` refuses a tuple that contains itself through tuples only (see
+/// `Note [Cycles through tuples only]` in bale-core), but thaw also reads
+/// unverified bytes and must not build such an object either: Python code
+/// (`hash`, `==`) recurses through it without end. A tuple met again while
+/// it is being filled closes a cycle; the cycle passes through a list or a
+/// dict exactly when one was opened after the tuple and is still open, that
+/// is when more lists and dicts are open now than when the tuple was opened.
 
 /// A deep native copy of `v`.
 pub fn thaw_value(py: Python<'_>, region: &Region, v: Value<'_>) -> PyResult<Py<PyAny>> {
@@ -65,6 +89,19 @@ pub fn thaw_value(py: Python<'_>, region: &Region, v: Value<'_>) -> PyResult<Py<
 /// A deep native copy of `v`, records rebuilt with the classes of `types`
 /// first (then this process's registry).
 pub fn thaw_with_types(py: Python<'_>, region: &Region, v: Value<'_>, types: Option<Py<PyTuple>>) -> PyResult<Py<PyAny>> {
+    thaw_bounded(py, region, v, types, usize::MAX)
+}
+
+/// Like `thaw_with_types`, raising `RecursionError` where containers nest
+/// more than `max_depth` deep: for copies that Python's recursive code
+/// (`hash`, `repr`, comparisons) walks next.
+pub fn thaw_bounded(
+    py: Python<'_>,
+    region: &Region,
+    v: Value<'_>,
+    types: Option<Py<PyTuple>>,
+    max_depth: usize,
+) -> PyResult<Py<PyAny>> {
     // Made once per container, a valid region expands to at most `step_budget` values.
     let budget = bale_core::hash::step_budget(region.buf().len());
     let memo = region.is_shared().then(FxHashMap::default);
@@ -78,6 +115,10 @@ pub fn thaw_with_types(py: Python<'_>, region: &Region, v: Value<'_>, types: Opt
         types,
         resolved: FxHashMap::default(),
         record_depth: 0,
+        open_tuples: FxHashMap::default(),
+        open_mutable: 0,
+        open_frames: 0,
+        max_depth,
     };
     unsafe {
         let gc_was_enabled = ffi::PyGC_Disable();
@@ -104,7 +145,53 @@ impl<'a, 'py> Thaw<'a, 'py> {
     unsafe fn run(&mut self, v: Value<'a>) -> PyResult<Py<PyAny>> {
         let (root, frame) = self.make(v)?;
         let root = owned(self.py, root)?;
-        let mut stack: Vec<Frame> = frame.into_iter().collect();
+        let mut stack: Vec<Frame> = Vec::new();
+        let result = self.fill(&mut stack, frame);
+        // Frames left open by an error are closed, for the walks around this one.
+        while let Some(f) = stack.pop() {
+            self.close_frame(&f);
+        }
+        result.map(|()| root)
+    }
+
+    /// Counts a frame in (see `Note [Tuple cycles in thaw]`); refuses one
+    /// past the depth allowed.
+    fn open_frame(&mut self, f: &Frame) -> PyResult<()> {
+        if self.open_frames >= self.max_depth {
+            return Err(pyo3::exceptions::PyRecursionError::new_err(format!(
+                "maximum recursion depth exceeded: the value nests more than {} containers deep",
+                self.max_depth
+            )));
+        }
+        self.open_frames += 1;
+        if self.r.cyclic() {
+            match f {
+                Frame::Seq { seq, list: false, .. } => {
+                    self.open_tuples.insert((2, seq.start, seq.len), self.open_mutable);
+                }
+                _ => self.open_mutable += 1,
+            }
+        }
+        Ok(())
+    }
+
+    fn close_frame(&mut self, f: &Frame) {
+        self.open_frames -= 1;
+        if self.r.cyclic() {
+            match f {
+                Frame::Seq { seq, list: false, .. } => {
+                    self.open_tuples.remove(&(2, seq.start, seq.len));
+                }
+                _ => self.open_mutable -= 1,
+            }
+        }
+    }
+
+    unsafe fn fill(&mut self, stack: &mut Vec<Frame>, first: Option<Frame>) -> PyResult<()> {
+        if let Some(f) = first {
+            self.open_frame(&f)?;
+            stack.push(f);
+        }
         // Each frame fills its elements in order and leaves the loop only to
         // descend into a child container (which it has already inserted).
         while let Some(top) = stack.last_mut() {
@@ -135,7 +222,8 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     }
                     *next = i;
                     if child.is_none() {
-                        stack.pop();
+                        let done = stack.pop().expect("the top frame");
+                        self.close_frame(&done);
                         continue;
                     }
                 }
@@ -163,14 +251,18 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     }
                     *next = i;
                     if child.is_none() {
-                        stack.pop();
+                        let done = stack.pop().expect("the top frame");
+                        self.close_frame(&done);
                         continue;
                     }
                 }
             }
-            stack.extend(child);
+            if let Some(f) = child {
+                self.open_frame(&f)?;
+                stack.push(f);
+            }
         }
-        Ok(root)
+        Ok(())
     }
 
     /// The object of an INT or CONST slot, made without decoding a `Value`
@@ -218,11 +310,15 @@ impl<'a, 'py> Thaw<'a, 'py> {
             return self.make_new(v);
         }
         if let Some(&p) = memo.get(&key) {
+            if self.open_tuples.get(&key) == Some(&self.open_mutable) {
+                return Err(malformed("a tuple contains itself through tuples only (Python cannot build such a value)"));
+            }
             ffi::Py_IncRef(p);
             return Ok((p, None));
         }
         let made = self.make_new(v)?;
         if let Some(memo) = &mut self.memo {
+            ffi::Py_IncRef(made.0);
             memo.insert(key, made.0);
         }
         Ok(made)

@@ -18,7 +18,7 @@ use crate::convert::{owned, scalar};
 use crate::errors::{format_error, CompactError};
 use crate::region::Region;
 use crate::strings::str_units;
-use crate::thawing::thaw_value;
+
 
 /// The items of a list or tuple view: slots, or a columnar list (a
 /// table's rows, a string column's strings, a list column's lists).
@@ -282,7 +282,11 @@ fn thawed(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<Py<PyAny>
     if reg.is_shared() {
         check_expansion(&reg.reader(), node.value())?;
     }
-    thaw_value(py, reg, node.value())
+    // Python's hash of nested tuples recurses with no depth check: a copy
+    // deeper than the recursion limit would overflow the C stack there, so
+    // it is refused here with the error Python's guarded walks raise.
+    let limit = unsafe { ffi::Py_GetRecursionLimit() }.max(1) as usize;
+    crate::thawing::thaw_bounded(py, reg, node.value(), None, limit)
 }
 
 pub fn check_expansion<'a>(r: &Reader<'a>, v: Value<'a>) -> PyResult<()> {
