@@ -87,7 +87,9 @@ fn eq_later_kinds<'a, 'b>(
             stack.push((ra.seq_item(*x, 0)?, Value::Int(*c)));
             true
         }
-        (Value::Ext(x), Value::Ext(y)) => x.kind == y.kind && x.aux == y.aux && x.payload == y.payload,
+        (Value::Ext(x), Value::Ext(y)) => {
+            x.kind == y.kind && crate::typed::equality_aux(x) == crate::typed::equality_aux(y) && x.payload == y.payload
+        }
         (Value::NumList(x), Value::NumList(y)) if x.len == y.len => {
             for i in (0..x.len).rev() {
                 stack.push((ra.num_item(*x, i)?, rb.num_item(*y, i)?));

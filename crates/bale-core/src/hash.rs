@@ -191,7 +191,7 @@ fn hash_at(r: &Reader<'_>, v: Value<'_>, depth: usize, steps: &mut usize) -> Res
 pub fn hash_ext(e: &crate::typed::Ext<'_>) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(&[e.kind]);
-    h.update(&e.aux.to_le_bytes());
+    h.update(&crate::typed::equality_aux(e).to_le_bytes());
     h.update(e.payload);
     mix(h.digest())
 }

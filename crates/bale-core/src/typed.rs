@@ -334,6 +334,18 @@ pub fn kind_name(kind: u8) -> &'static str {
 
 /// Whether a typed scalar may be a dict key or set element: those whose
 /// Python equality is equality of their stored bytes.
+/// The header field of a typed scalar as equality and the key hash see
+/// it: Python ignores `fold` when it compares naive times and datetimes
+/// (`datetime(2021, 1, 1, 1, 30) == datetime(2021, 1, 1, 1, 30, fold=1)`),
+/// so their fold bit is cleared. Aware values are not keys, and are
+/// compared by Python.
+pub fn equality_aux(e: &Ext<'_>) -> u64 {
+    match e.kind {
+        KIND_TIME | KIND_DATETIME if e.aux & 3 == TZ_NONE => e.aux & !TZ_FOLD,
+        _ => e.aux,
+    }
+}
+
 pub fn hashable_ext(e: &Ext<'_>) -> bool {
     match e.kind {
         KIND_DATE | KIND_TIMEDELTA | KIND_UUID => true,

@@ -501,13 +501,36 @@ impl<'a> Verifier<'a> {
         Ok(())
     }
 
-    /// Elements are hashable and distinct, and the index finds each at its place.
     fn check_table(&mut self, t: Table) -> Result<()> {
-        let r = self.r;
+        check_table(&self.r, t)
+    }
+}
+
+/// A set's elements or a shape's keys are hashable and distinct, and the
+/// index finds each at its place. Views of unverified regions run it once
+/// per table before they trust a lookup that finds nothing.
+pub fn check_table(r: &Reader<'_>, t: Table) -> Result<()> {
+    {
         let cap = index_cap(t.len);
         let mut hashes = Vec::with_capacity(t.len);
         for i in 0..t.len {
-            hashes.push(hash_value(&r, r.table_item(t, i)?, 0)?);
+            let item = r.table_item(t, i)?;
+            // Lookups compare strings by their stored form: a key stored
+            // otherwise than a writer stores it is listed but never found.
+            let slot = r.word(t.pos + 8 * i)?;
+            if slot & TAG_MASK == TAG_SSTR {
+                let len = ((slot >> 3) & 7) as usize;
+                let b = slot.to_le_bytes();
+                if b[0] & 0xC0 != 0 || b[1 + len..].iter().any(|&c| c != 0) {
+                    return Err(FormatError::at(t.pos + 8 * i, "set or dict key is an inline string with non-zero padding"));
+                }
+            }
+            if let Value::Str(s) = item {
+                if s.width != Width::Ascii && canonical_width(s.width, s.units()) != s.width {
+                    return Err(FormatError::at(t.start, "set or dict key is a string not stored at its smallest width"));
+                }
+            }
+            hashes.push(hash_value(r, item, 0)?);
         }
         if cap == 0 {
             for i in 0..t.len {

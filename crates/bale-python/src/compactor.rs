@@ -88,6 +88,13 @@ impl Frame {
     }
 }
 
+/// How a frame reaches its current element, for error paths.
+enum Step<'py> {
+    Index(usize),
+    Key(Bound<'py, PyAny>),
+    Field(Bound<'py, PyAny>),
+}
+
 /// Why a dict key or set element could not be stored: a Python error, or
 /// a refusal whose reason the caller prefixes with the path it knows.
 enum KeyFailure {
@@ -149,7 +156,35 @@ pub struct Compactor<'py> {
     /// Whether numpy data was written (its alignment needs aligned memory).
     pub wrote_arrays: bool,
     words: Vec<u64>,
+    /// Addresses used by a cache or a frame since Python code last ran
+    /// (see `Note [Python code during compaction]`).
+    pending: Vec<*mut PyObject>,
+    /// References owned until the compaction ends, taken before Python code runs.
+    pins: Vec<Py<PyAny>>,
+    /// `items[..items_pinned]` and the objects of `frames[..frames_pinned]`
+    /// are owned through `pins`.
+    items_pinned: usize,
+    frames_pinned: usize,
 }
+
+// Note [Python code during compaction]
+// The compactor reads the input through borrowed pointers (list items,
+// `PyDict_Next` entries) and remembers objects by address (strings met
+// again, dict key sequences, the `share=True` memo, enum members, type
+// handlers). Both are sound only while every object they name stays alive
+// and in place, which holds as long as no Python code runs: the compactor
+// holds the GIL and pauses the cyclic GC (whose finalizers are Python code).
+// A few steps do run Python code: a registered `get=`, a field read through
+// `getattr` (a property), classifying a type, the parts of a typed scalar
+// (a tzinfo's `utcoffset`), thawing a view met as a key. Each goes through
+// `Compactor::python`, which first takes a reference to every address used
+// since the last such step (`pending`) and to every dict entry still to be
+// visited, keeping them alive until the compaction ends, so no address can
+// be reused for another object while a cache still names it. After the step
+// it checks that the lists and dicts being walked kept their lengths, and
+// raises `CompactError` naming the place ("changed size during compaction")
+// if not. Lists are read live, item by item, so a list changed in place
+// gives its new items, never freed memory.
 
 fn type_name(obj: *mut PyObject) -> String {
     unsafe {
@@ -188,7 +223,78 @@ impl<'py> Compactor<'py> {
             members: FxHashMap::default(),
             wrote_arrays: false,
             words: Vec::new(),
+            pending: Vec::new(),
+            pins: Vec::new(),
+            items_pinned: 0,
+            frames_pinned: 0,
         }
+    }
+
+    /// Notes that a cache or a frame uses `obj`'s address (see `Note [Python code during compaction]`).
+    #[inline(always)]
+    fn remember(&mut self, obj: *mut PyObject) {
+        self.pending.push(obj);
+    }
+
+    /// Owns a reference to each address used since Python code last ran,
+    /// to each container being walked and to each dict entry still to be
+    /// visited. The one-entry cache of the last key sequence is dropped instead.
+    unsafe fn pin(&mut self) {
+        let py = self.py;
+        self.last_shape = None;
+        for i in self.frames_pinned..self.frames.len() {
+            self.pins.push(Bound::from_borrowed_ptr(py, self.frames[i].obj()).unbind());
+        }
+        self.frames_pinned = self.frames.len();
+        self.pins.reserve(self.pending.len() + 2 * (self.items.len().saturating_sub(self.items_pinned)));
+        for p in self.pending.drain(..) {
+            self.pins.push(Bound::from_borrowed_ptr(py, p).unbind());
+        }
+        for i in self.items_pinned..self.items.len() {
+            // A table's shape is found with keys only (null values).
+            let (k, v) = self.items[i];
+            for p in [k, v] {
+                if !p.is_null() {
+                    self.pins.push(Bound::from_borrowed_ptr(py, p).unbind());
+                }
+            }
+        }
+        self.items_pinned = self.items.len();
+    }
+
+    pub(crate) fn truncate_items(&mut self, len: usize) {
+        self.items.truncate(len);
+        self.items_pinned = self.items_pinned.min(len);
+    }
+
+    /// Runs `step`, which may run Python code, with `obj` (the value being
+    /// visited) and everything the compactor names by address kept alive;
+    /// then checks that no list or dict being walked changed its length.
+    pub(crate) unsafe fn python<T>(&mut self, obj: *mut PyObject, step: impl FnOnce(&mut Self) -> PyResult<T>) -> PyResult<T> {
+        self.remember(obj);
+        self.pin();
+        let out = step(self);
+        self.check_unchanged()?;
+        out
+    }
+
+    /// An error naming the first list or dict being walked whose length is
+    /// not the one it had when the walk entered it.
+    unsafe fn check_unchanged(&self) -> PyResult<()> {
+        for (depth, f) in self.frames.iter().enumerate() {
+            let changed = match *f {
+                Frame::Seq { obj, tuple: false, len, .. } => (ffi::Py_SIZE(obj) as usize != len).then_some("list"),
+                Frame::Dict { obj, len, .. } => (ffi::PyDict_Size(obj) as usize != len).then_some("dict"),
+                _ => None,
+            };
+            if let Some(kind) = changed {
+                return Err(CompactError::new_err(format!(
+                    "{}: {kind} changed size during compaction (by code that compaction ran)",
+                    self.path_to(depth)
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Preserves identity: an object reached several times is written once
@@ -235,7 +341,21 @@ impl<'py> Compactor<'py> {
 
     /// Compacts `root` and returns its slot.
     pub fn run(&mut self, root: &Bound<'py, PyAny>) -> PyResult<u64> {
+        // The cyclic GC stays off: its finalizers are Python code that could
+        // free what the walk holds borrowed (`Note [Python code during compaction]`).
         unsafe {
+            let gc_was_enabled = ffi::PyGC_Disable();
+            self.remember(root.as_ptr());
+            let out = self.walk(root);
+            if gc_was_enabled != 0 {
+                ffi::PyGC_Enable();
+            }
+            out
+        }
+    }
+
+    unsafe fn walk(&mut self, root: &Bound<'py, PyAny>) -> PyResult<u64> {
+        {
             if let Some(s) = self.visit(root.as_ptr())? {
                 return Ok(s);
             }
@@ -272,7 +392,7 @@ impl<'py> Compactor<'py> {
                         } else {
                             let (shape, items, base) = (*shape, *items, *base);
                             let slot = self.builder.dict(shape, &self.slots[base..]);
-                            self.items.truncate(items);
+                            self.truncate_items(items);
                             self.finish_frame(slot, base);
                         }
                     }
@@ -286,8 +406,10 @@ impl<'py> Compactor<'py> {
                         } else {
                             let (ty, items, refs, base) = (*ty, *items, *refs, *base);
                             let slot = self.builder.record(ty, &self.slots[base..]);
-                            self.items.truncate(items);
-                            self.record_refs.truncate(refs);
+                            self.truncate_items(items);
+                            // Field values fetched by Python code may be named
+                            // by a cache: they live as long as the compaction.
+                            self.pins.extend(self.record_refs.drain(refs..));
                             self.finish_frame(slot, base);
                         }
                     }
@@ -300,8 +422,8 @@ impl<'py> Compactor<'py> {
     /// The container of the top frame was written as `slot`, its elements
     /// being `slots[base..]`.
     fn finish_frame(&mut self, slot: u64, base: usize) {
-        if let Some(Frame::Record { obj, member: true, .. }) = self.frames.last() {
-            self.members.insert(*obj as usize, slot);
+        if let Some(&Frame::Record { obj, member: true, .. }) = self.frames.last() {
+            self.members.insert(obj as usize, slot);
         }
         if self.share {
             let depth = self.frames.len() - 1;
@@ -332,6 +454,7 @@ impl<'py> Compactor<'py> {
 
     fn pop_frame(&mut self) {
         if let Some(f) = self.frames.pop() {
+            self.frames_pinned = self.frames_pinned.min(self.frames.len());
             if self.frames.len() >= LINEAR_PATH && f.mutable() {
                 self.deep_path.remove(&(f.obj() as usize));
             }
@@ -340,30 +463,51 @@ impl<'py> Compactor<'py> {
 
     /// The path of the value being visited, like `root['users'][3]`.
     fn path(&self) -> String {
+        self.path_to(self.frames.len())
+    }
+
+    /// The path of the container of frame `depth`, with the middle of
+    /// long paths elided.
+    fn path_to(&self, depth: usize) -> String {
+        let steps = self.steps(&self.frames[..depth]);
         let mut s = String::from("root");
-        let n = self.frames.len();
-        for (depth, f) in self.frames.iter().enumerate() {
+        let n = steps.len();
+        for (depth, step) in steps.iter().enumerate() {
             if n > 24 && depth == 12 {
                 let _ = write!(s, "...<{} levels>...", n - 24);
             }
             if n > 24 && (12..n - 12).contains(&depth) {
                 continue;
             }
-            match *f {
-                Frame::Seq { next, .. } => {
-                    let _ = write!(s, "[{}]", next - 1);
-                }
-                Frame::Dict { items, next, .. } => {
-                    let key = self.items[items + next - 1].0;
-                    let _ = write!(s, "[{}]", self.repr(key));
-                }
-                Frame::Record { items, next, .. } => {
-                    let field = unsafe { Bound::from_borrowed_ptr(self.py, self.items[items + next - 1].0) };
-                    let _ = write!(s, ".{field}");
-                }
-            }
+            s.push_str(&self.step_text(step));
         }
         s
+    }
+
+    /// How each of `frames` reaches its current element. Keys are owned
+    /// before any is rendered: a key's `__repr__` is Python code, which
+    /// must not be able to free the keys rendered after it.
+    fn steps(&self, frames: &[Frame]) -> Vec<Step<'py>> {
+        frames
+            .iter()
+            .map(|f| match *f {
+                Frame::Seq { next, .. } => Step::Index(next - 1),
+                Frame::Dict { items, next, .. } => {
+                    Step::Key(unsafe { Bound::from_borrowed_ptr(self.py, self.items[items + next - 1].0) })
+                }
+                Frame::Record { items, next, .. } => {
+                    Step::Field(unsafe { Bound::from_borrowed_ptr(self.py, self.items[items + next - 1].0) })
+                }
+            })
+            .collect()
+    }
+
+    fn step_text(&self, step: &Step<'py>) -> String {
+        match step {
+            Step::Index(i) => format!("[{i}]"),
+            Step::Key(k) => format!("[{}]", self.repr(k.as_ptr())),
+            Step::Field(f) => format!(".{f}"),
+        }
     }
 
     fn repr(&self, obj: *mut PyObject) -> String {
@@ -392,19 +536,8 @@ impl<'py> Compactor<'py> {
         });
         if let Some(at) = found {
             let mut ancestor = String::from("root");
-            for f in &self.frames[..at] {
-                match *f {
-                    Frame::Seq { next, .. } => {
-                        let _ = write!(ancestor, "[{}]", next - 1);
-                    }
-                    Frame::Dict { items, next, .. } => {
-                        let _ = write!(ancestor, "[{}]", self.repr(self.items[items + next - 1].0));
-                    }
-                    Frame::Record { items, next, .. } => {
-                        let field = Bound::from_borrowed_ptr(self.py, self.items[items + next - 1].0);
-                        let _ = write!(ancestor, ".{field}");
-                    }
-                }
+            for step in &self.steps(&self.frames[..at]) {
+                ancestor.push_str(&self.step_text(step));
                 if ancestor.len() > 200 {
                     ancestor.push_str("...");
                     break;
@@ -436,6 +569,7 @@ impl<'py> Compactor<'py> {
         }
         let s = self.builder.str_units(w, units);
         self.strings.insert(obj as usize, s);
+        self.remember(obj);
         s
     }
 
@@ -498,6 +632,7 @@ impl<'py> Compactor<'py> {
                     // thaw: it needs a place of its own to be one object.
                     let slot = self.builder.empty_list_object();
                     self.memo.insert(obj as usize, slot);
+                    self.remember(obj);
                     return Ok(Some(slot));
                 }
                 return Ok(Some(if tuple { SLOT_EMPTY_TUPLE } else { SLOT_EMPTY_LIST }));
@@ -512,6 +647,7 @@ impl<'py> Compactor<'py> {
                 if let Some(slot) = self.number_list(items, len) {
                     if self.share && ffi::Py_REFCNT(obj) > 1 {
                         self.memo.insert(obj as usize, slot);
+                        self.remember(obj);
                     }
                     return Ok(Some(slot));
                 }
@@ -566,6 +702,7 @@ impl<'py> Compactor<'py> {
             let slot = self.set_slot(obj, tp == addr_of_mut!(ffi::PyFrozenSet_Type))?;
             if self.share && ffi::Py_REFCNT(obj) > 1 {
                 self.memo.insert(obj as usize, slot);
+                self.remember(obj);
             }
             return Ok(Some(slot));
         }
@@ -579,7 +716,8 @@ impl<'py> Compactor<'py> {
     unsafe fn handler(&mut self, tp: *mut ffi::PyTypeObject) -> PyResult<&mut Handler> {
         let key = tp as usize;
         if !self.handlers.contains_key(&key) {
-            let h = classify(self.py, tp)?;
+            // Classifying reads the type's attributes: Python code may run.
+            let h = self.python(tp as *mut PyObject, |c| classify(c.py, tp))?;
             self.handlers.insert(key, h);
         }
         Ok(self.handlers.get_mut(&key).expect("just inserted"))
@@ -601,13 +739,14 @@ impl<'py> Compactor<'py> {
             }
             Handler::NdArray { scalar } => {
                 let scalar = *scalar;
-                let parts = ArrayParts::new(py, &bound, scalar).map_err(|e| self.annotate(e))?;
+                let parts = self.python(obj, |_| ArrayParts::new(py, &bound, scalar)).map_err(|e| self.annotate(e))?;
                 self.wrote_arrays = true;
                 self.builder.reserve(parts.data().len() + 128 + parts.dtype.len());
                 Ok(Some(self.builder.ndarray(parts.data(), parts.itemsize, parts.flags, &parts.shape, &parts.dtype)))
             }
             h => {
-                let (kind, aux, payload) = scalar_parts(py, h, &bound).map_err(|e| self.annotate(e))?;
+                let h = scalar_handler(h);
+                let (kind, aux, payload) = self.python(obj, |_| scalar_parts(py, &h, &bound)).map_err(|e| self.annotate(e))?;
                 Ok(Some(self.builder.ext(kind, aux, &payload)))
             }
         }
@@ -678,8 +817,10 @@ impl<'py> Compactor<'py> {
                 self.items.push((f, ffi::PyTuple_GET_ITEM(obj, i as ffi::Py_ssize_t)));
             }
         } else if let Some(g) = getter {
-            let values = g.bind(py).call1((Bound::from_borrowed_ptr(py, obj),))?;
-            let values: Vec<Bound<'_, PyAny>> = values.try_iter()?.collect::<PyResult<_>>()?;
+            let values: Vec<Bound<'_, PyAny>> = self.python(obj, |_| {
+                let values = g.bind(py).call1((Bound::from_borrowed_ptr(py, obj),))?;
+                values.try_iter()?.collect::<PyResult<_>>()
+            })?;
             if values.len() != n {
                 return Err(CompactError::new_err(format!(
                     "{}: the registered get() of {} gave {} values for {} fields",
@@ -695,7 +836,10 @@ impl<'py> Compactor<'py> {
             }
         } else {
             for (&a, &f) in attrs.iter().zip(&fields) {
-                let v = Bound::from_owned_ptr_or_err(py, ffi::PyObject_GetAttr(obj, a)).map_err(|e| {
+                let v = self.python(obj, |_| Bound::from_owned_ptr_or_err(py, ffi::PyObject_GetAttr(obj, a))).map_err(|e| {
+                    if e.is_instance_of::<CompactError>(py) {
+                        return e;
+                    }
                     CompactError::new_err(format!("{}: cannot read field {} of {}: {}", self.path(), Bound::from_borrowed_ptr(py, f), type_name(obj), e.value(py)))
                 })?;
                 self.items.push((f, v.as_ptr()));
@@ -937,13 +1081,15 @@ impl<'py> Compactor<'py> {
             let sum = hashes.iter().fold(0u64, |acc, &h| acc.wrapping_add(mix(h)));
             return Ok((self.builder.set(true, &slots, &hashes), frozenset_hash(sum, slots.len())));
         }
-        if let Some(native) = self.thaw_view(obj)? {
+        // Thawing a view met as a key may rebuild records: Python code.
+        if let Some(native) = self.python(obj, |c| c.thaw_view(obj))? {
             return self.key(native, depth);
         }
         let py = self.py;
         let h = self.handler(tp)?;
         if matches!(h, Handler::Date | Handler::Time | Handler::DateTime | Handler::Delta | Handler::Uuid) {
-            let (kind, aux, payload) = scalar_parts(py, h, &Bound::from_borrowed_ptr(py, obj))?;
+            let h = scalar_handler(h);
+            let (kind, aux, payload) = self.python(obj, |_| scalar_parts(py, &h, &Bound::from_borrowed_ptr(py, obj)))?;
             let e = bale_core::Ext { kind, start: 0, aux, payload: &payload };
             if !bale_core::typed::hashable_ext(&e) {
                 return Err(KeyFailure::Refused(format!(
@@ -987,6 +1133,7 @@ impl<'py> Compactor<'py> {
                 let s = self.builder.shape(&slots, &hashes);
                 if n <= SHAPE_CACHE_MAX_KEYS {
                     self.shapes.insert(self.key_ptrs.clone().into_boxed_slice(), s);
+                    self.pending.extend(self.key_ptrs.iter().map(|&k| k as *mut PyObject));
                 }
                 if let (Some(map), Some(sig)) = (&mut self.shapes_by_content, signature) {
                     map.insert(sig, s);
@@ -1028,6 +1175,23 @@ impl<'py> Compactor<'py> {
         Ok(())
     }
 
+}
+
+/// A copy of a scalar type's handler (they hold no data), so that its
+/// parts can be read while the compactor runs Python code.
+fn scalar_handler(h: &Handler) -> Handler {
+    match h {
+        Handler::Date => Handler::Date,
+        Handler::Time => Handler::Time,
+        Handler::DateTime => Handler::DateTime,
+        Handler::Delta => Handler::Delta,
+        Handler::Decimal => Handler::Decimal,
+        Handler::Uuid => Handler::Uuid,
+        Handler::Range => Handler::Range,
+        Handler::Array => Handler::Array,
+        Handler::NdArray { scalar } => Handler::NdArray { scalar: *scalar },
+        Handler::Record(_) | Handler::Unsupported => Handler::Unsupported,
+    }
 }
 
 /// The PAIR slot of a 2-tuple of exact ints that fit in 29 bits each.

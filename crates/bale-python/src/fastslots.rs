@@ -22,7 +22,11 @@ fn into_ptr(py: Python<'_>, out: std::thread::Result<PyResult<Option<Py<PyAny>>>
         Ok(Ok(Some(obj))) => obj.into_ptr(),
         Ok(Ok(None)) => std::ptr::null_mut(),
         Ok(Err(e)) => {
-            e.restore(py);
+            // These slots run with PyO3's attach count at zero, where PyO3
+            // defers the release of the references an error holds to a
+            // pool that only a PyO3-managed call drains: attaching here
+            // drains it and releases this error's at once (rare path).
+            Python::attach(|py| e.restore(py));
             std::ptr::null_mut()
         }
         Err(_) => {

@@ -43,9 +43,9 @@ fn compact(py: Python<'_>, obj: &Bound<'_, PyAny>, share: bool) -> PyResult<Py<R
     let bytes = c.region_bytes(root);
     if c.wrote_arrays {
         let (storage, len) = Storage::owned_aligned(bytes).map_err(|e| PyOSError::new_err(e.to_string()))?;
-        return new_region(py, Region::adopt_prefix(py, storage, len, false)?);
+        return new_region(py, Region::adopt_prefix(py, storage, len, false)?.written_here());
     }
-    new_region(py, Region::adopt(py, Storage::owned(bytes), false)?)
+    new_region(py, Region::adopt(py, Storage::owned(bytes), false)?.written_here())
 }
 
 pub(crate) fn new_region(py: Python<'_>, region: Region) -> PyResult<Py<Region>> {

@@ -103,6 +103,7 @@ impl RecordView {
 
     /// Called when neither a field nor an attribute of the view has the name.
     fn __getattr__(&self, name: &Bound<'_, PyString>) -> PyResult<Py<PyAny>> {
+        self.region.get().check_index_once(self.rec.ty.fields)?;
         let tname = self.region.get().reader().type_name(self.rec.ty).map_err(format_error)?.to_string_lossy();
         Err(PyAttributeError::new_err(format!("'{}' record has no field '{}'", short_name(&tname), name)))
     }

@@ -63,6 +63,11 @@ pub struct Region {
     /// Unique among all handles ever made in this process: what caches of
     /// decoded data are keyed by (an address may be reused, an id is not).
     id: u64,
+    /// Written by this process or verified: every hash index is consistent.
+    trusted: bool,
+    /// Otherwise, the tables (by start) whose index has been checked since
+    /// a lookup in them found nothing (see `Region::check_index_once`).
+    checked_indexes: Mutex<rustc_hash::FxHashSet<usize>>,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -95,11 +100,38 @@ impl Region {
             grown: false,
             standalone: OnceLock::new(),
             id: new_id(),
+            trusted: verify,
+            checked_indexes: Mutex::default(),
         };
         if verify {
             region.verify(py)?;
         }
         Ok(region)
+    }
+
+    /// Marks a region this process wrote: its indexes need no check.
+    pub fn written_here(mut self) -> Region {
+        self.trusted = true;
+        self
+    }
+
+    /// Before a lookup that found nothing in `table` is believed, in a
+    /// region neither written here nor verified: checks once that the
+    /// table's keys are stored canonically and its hash index leads to
+    /// every key (O(n), then O(1) for the region's lifetime). Without it,
+    /// damaged bytes can list a key that a lookup of the same key does not
+    /// find.
+    pub fn check_index_once(&self, table: bale_core::Table) -> PyResult<()> {
+        if self.trusted {
+            return Ok(());
+        }
+        let mut checked = self.checked_indexes.lock().unwrap_or_else(|e| e.into_inner());
+        if checked.contains(&table.start) {
+            return Ok(());
+        }
+        bale_core::verify::check_table(&self.reader(), table).map_err(format_error)?;
+        checked.insert(table.start);
+        Ok(())
     }
 
     /// The bytes this handle reads (for a grown handle, the header at its
@@ -146,6 +178,8 @@ impl Region {
             grown: self.grown || root != self.root,
             standalone: OnceLock::new(),
             id: new_id(),
+            trusted: self.trusted,
+            checked_indexes: Mutex::default(),
         }
     }
 
@@ -186,6 +220,9 @@ impl Region {
             grown: true,
             standalone: OnceLock::new(),
             id: new_id(),
+            // Appends may copy tables from views of unverified regions.
+            trusted: false,
+            checked_indexes: Mutex::default(),
         })
     }
 
@@ -366,7 +403,7 @@ impl Region {
             flags |= FLAG_SHARED | FLAG_CYCLIC;
         }
         b.set_flags(flags);
-        crate::new_region(py, Region::adopt(py, Storage::owned(b.finish(root)), false)?)
+        crate::new_region(py, Region::adopt(py, Storage::owned(b.finish(root)), false)?.written_here())
     }
 
     /// Regions are immutable: a copy is the region itself.

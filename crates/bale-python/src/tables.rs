@@ -414,6 +414,11 @@ impl<'py> Compactor<'py> {
             return Ok(None);
         }
         let keys: Vec<*mut PyObject> = dict_entries::items(first).map(|(key, _)| key).collect();
+        // The cells gathered below are borrowed: storing the keys must run
+        // no Python code (see `Note [Python code during compaction]`).
+        if !keys.iter().all(|&key| key_runs_no_python(key)) {
+            return Ok(None);
+        }
         // One pass over the rows, each column gathering its cell of a row
         // while the values of the rows ahead are being fetched.
         let mut columns: Vec<Gather> = (0..k).map(|_| Gather::new(n)).collect();
@@ -473,7 +478,7 @@ impl<'py> Compactor<'py> {
             self.key_ptrs.push(key as usize);
         }
         let shape = self.shape_of(items, k);
-        self.items.truncate(items);
+        self.truncate_items(items);
         // A key bale cannot store: the row path fails on it too, with the
         // path of the first row in its message.
         let Ok(shape) = shape else {
@@ -575,4 +580,17 @@ impl<'py> Compactor<'py> {
     unsafe fn scalar_slot(&mut self, v: *mut PyObject) -> PyResult<u64> {
         Ok(self.visit(v)?.expect("a scalar has a slot"))
     }
+}
+
+/// Whether storing `key` as a dict key runs no Python code: the exact
+/// built-in scalars (others go through type handlers and `__repr__`).
+unsafe fn key_runs_no_python(key: *mut PyObject) -> bool {
+    let tp = ffi::Py_TYPE(key);
+    tp == addr_of_mut!(ffi::PyUnicode_Type)
+        || tp == addr_of_mut!(ffi::PyLong_Type)
+        || tp == addr_of_mut!(ffi::PyFloat_Type)
+        || tp == addr_of_mut!(ffi::PyBool_Type)
+        || tp == addr_of_mut!(ffi::PyBytes_Type)
+        || tp == addr_of_mut!(ffi::PyComplex_Type)
+        || key == ffi::Py_None()
 }

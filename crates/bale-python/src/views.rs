@@ -176,8 +176,18 @@ fn unhashable(obj: &Bound<'_, PyAny>) -> PyErr {
     PyTypeError::new_err(format!("unhashable type: '{name}'"))
 }
 
-/// Position of `key` in `table` under Python equality.
+/// Position of `key` in `table` under Python equality. A miss in a region
+/// that is neither written here nor verified is believed only once the
+/// table's index has been checked (`Region::check_index_once`).
 pub fn find_in(region: &Region, table: Table, key: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+    let found = find_by_index(region, table, key)?;
+    if found.is_none() {
+        region.check_index_once(table)?;
+    }
+    Ok(found)
+}
+
+fn find_by_index(region: &Region, table: Table, key: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
     let r = region.reader();
     unsafe {
         let p = key.as_ptr();
@@ -696,7 +706,11 @@ impl DictView {
         // The common key, a str, found without `find_in`'s other cases.
         let found = if unsafe { ffi::PyUnicode_CheckExact(p) } != 0 {
             let (width, units) = unsafe { str_units(p) };
-            reg.reader().find_str(self.dict.shape, width, units).map_err(format_error)?
+            let found = reg.reader().find_str(self.dict.shape, width, units).map_err(format_error)?;
+            if found.is_none() {
+                reg.check_index_once(self.dict.shape)?;
+            }
+            found
         } else {
             find_in(reg, self.dict.shape, key)?
         };
