@@ -220,11 +220,28 @@ def test_columns_that_turn_mixed_late_keep_every_cell():
 
 def test_dict_entries_are_read_directly_on_the_cpythons_checked():
     checks = bale._bale._layout_checks()
-    assert set(checks) == {"ints", "views", "dict_entries"}
+    assert set(checks) == {"fast_paths_switched_off", "ints", "views", "dict_entries"}
     assert all(type(on) is bool for on in checks.values())
+    if checks["fast_paths_switched_off"]:
+        assert not any(on for name, on in checks.items() if name != "fast_paths_switched_off"), checks
+        return
     free_threaded = hasattr(sys, "_is_gil_enabled") and not sys._is_gil_enabled()
     if sys.implementation.name == "cpython" and (3, 11) <= sys.version_info < (3, 14) and not free_threaded:
         assert checks["dict_entries"], checks
+
+
+def test_the_switch_turns_every_fast_path_off():
+    import os
+    import subprocess
+
+    env = dict(os.environ, BALE_NO_FAST_PATHS="1")
+    out = subprocess.run(
+        [sys.executable, "-c", "import bale; print(sorted(bale._bale._layout_checks().items()))"],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout
+    assert out.strip() == str(
+        [("dict_entries", False), ("fast_paths_switched_off", True), ("ints", False), ("views", False)]
+    )
 
 
 class Slots:

@@ -162,18 +162,25 @@ fn _compact_by_frames<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult
     Ok(pyo3::types::PyBytes::new(py, &c.region_bytes(root)))
 }
 
+/// Whether `BALE_NO_FAST_PATHS` (set to anything but empty or `0` when
+/// bale is imported) turns off every reading of CPython's private layouts.
+fn fast_paths_switched_off() -> bool {
+    std::env::var_os("BALE_NO_FAST_PATHS").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
 /// Which readings of CPython's private layouts this process checked and
 /// uses (diagnostics; each falls back to the public API when off).
 #[pyfunction]
 fn _layout_checks(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     let checks = pyo3::types::PyDict::new(py);
+    checks.set_item("fast_paths_switched_off", fast_paths_switched_off())?;
     checks.set_item("ints", ints::fast_path_enabled())?;
     checks.set_item("views", alloc::fast_path_enabled())?;
     checks.set_item("dict_entries", dict_entries::layout_checked())?;
     Ok(checks)
 }
 
-#[pymodule]
+#[pymodule(gil_used = true)]
 fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("CompactError", py.get_type::<CompactError>())?;
@@ -202,6 +209,11 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_layout_checks, m)?)?;
     m.add_function(wrap_pyfunction!(_compact_by_frames, m)?)?;
     m.add("HEADER_LEN", bale_core::format::HEADER_LEN)?;
+    if fast_paths_switched_off() {
+        // Every reading of private layouts stays off: the public C-API paths
+        // alone (so that a test run can cover them).
+        return Ok(());
+    }
     let bits: u32 = py.import("sys")?.getattr("int_info")?.getattr("bits_per_digit")?.extract()?;
     ints::enable_fast_path(bits);
     dict_entries::check_layout(py)?;

@@ -583,9 +583,18 @@ impl<'py> Compactor<'py> {
 }
 
 /// Whether storing `key` as a dict key runs no Python code: the exact
-/// built-in scalars (others go through type handlers and `__repr__`).
+/// built-in scalars, and tuples of them (other keys go through type
+/// handlers, which may).
 unsafe fn key_runs_no_python(key: *mut PyObject) -> bool {
+    scalar_key_runs_no_python(key, 0)
+}
+
+unsafe fn scalar_key_runs_no_python(key: *mut PyObject, depth: usize) -> bool {
     let tp = ffi::Py_TYPE(key);
+    if tp == addr_of_mut!(ffi::PyTuple_Type) {
+        return depth < bale_core::hash::MAX_KEY_DEPTH
+            && (0..ffi::Py_SIZE(key)).all(|i| scalar_key_runs_no_python(ffi::PyTuple_GET_ITEM(key, i), depth + 1));
+    }
     tp == addr_of_mut!(ffi::PyUnicode_Type)
         || tp == addr_of_mut!(ffi::PyLong_Type)
         || tp == addr_of_mut!(ffi::PyFloat_Type)
