@@ -63,7 +63,9 @@ pub(crate) enum Frame {
     Dict { obj: *mut PyObject, shape: u64, items: usize, len: usize, next: usize, base: usize },
     /// A record: `items` holds (field name, value) pairs, the values owned
     /// from `refs` on in `record_refs` when they had to be fetched.
-    Record { obj: *mut PyObject, ty: u64, items: usize, refs: usize, len: usize, next: usize, base: usize, member: bool },
+    /// `fetched`: the values were returned by Python code (a `get=` or a
+    /// property), so they may be temporaries.
+    Record { obj: *mut PyObject, ty: u64, items: usize, refs: usize, len: usize, next: usize, base: usize, member: bool, fetched: bool },
 }
 
 /// The item array of an exact list or tuple.
@@ -396,7 +398,7 @@ impl<'py> Compactor<'py> {
                             self.finish_frame(slot, base);
                         }
                     }
-                    Frame::Record { ty, items, refs, len, next, base, .. } => {
+                    Frame::Record { ty, items, refs, len, next, base, fetched, .. } => {
                         if *next < *len {
                             let child = self.items[*items + *next].1;
                             *next += 1;
@@ -404,12 +406,15 @@ impl<'py> Compactor<'py> {
                                 self.slots.push(s);
                             }
                         } else {
-                            let (ty, items, refs, base) = (*ty, *items, *refs, *base);
+                            let (ty, items, refs, base, fetched) = (*ty, *items, *refs, *base, *fetched);
                             let slot = self.builder.record(ty, &self.slots[base..]);
+                            if fetched {
+                                // Values made by Python code die with `record_refs`:
+                                // whatever a cache names among them is owned first.
+                                self.pin();
+                            }
                             self.truncate_items(items);
-                            // Field values fetched by Python code may be named
-                            // by a cache: they live as long as the compaction.
-                            self.pins.extend(self.record_refs.drain(refs..));
+                            self.record_refs.truncate(refs);
                             self.finish_frame(slot, base);
                         }
                     }
@@ -809,6 +814,8 @@ impl<'py> Compactor<'py> {
         let n = fields.len();
         let items = self.items.len();
         let refs = self.record_refs.len();
+        // NamedTuple items are borrowed from the tuple, which the frame keeps.
+        let mut plain = true;
         if flavor == FLAVOR_NAMEDTUPLE && getter.is_none() {
             if ffi::Py_SIZE(obj) as usize != n {
                 return Err(CompactError::new_err(format!("{}: {} has {} items for {} fields", self.path(), type_name(obj), ffi::Py_SIZE(obj), n)));
@@ -817,6 +824,7 @@ impl<'py> Compactor<'py> {
                 self.items.push((f, ffi::PyTuple_GET_ITEM(obj, i as ffi::Py_ssize_t)));
             }
         } else if let Some(g) = getter {
+            plain = false;
             let values: Vec<Bound<'_, PyAny>> = self.python(obj, |_| {
                 let values = g.bind(py).call1((Bound::from_borrowed_ptr(py, obj),))?;
                 values.try_iter()?.collect::<PyResult<_>>()
@@ -835,8 +843,16 @@ impl<'py> Compactor<'py> {
                 self.record_refs.push(v.unbind());
             }
         } else {
+            // Plain attributes (a dataclass's fields) are read without Python
+            // code, so without pinning (`Note [Python code during compaction]`).
+            plain = match self.handler(tp)? {
+                Handler::Record(info) => *info.plain_attrs.get_or_insert_with(|| crate::typed::attrs_run_no_python(tp, &info.attrs)),
+                _ => false,
+            };
             for (&a, &f) in attrs.iter().zip(&fields) {
-                let v = self.python(obj, |_| Bound::from_owned_ptr_or_err(py, ffi::PyObject_GetAttr(obj, a))).map_err(|e| {
+                let read = |_: &mut Self| Bound::from_owned_ptr_or_err(py, ffi::PyObject_GetAttr(obj, a));
+                let v = if plain { read(self) } else { self.python(obj, read) };
+                let v = v.map_err(|e| {
                     if e.is_instance_of::<CompactError>(py) {
                         return e;
                     }
@@ -848,7 +864,8 @@ impl<'py> Compactor<'py> {
         }
         // Enum members are singletons: each is written once (see finish_frame).
         let member = flavor == FLAVOR_ENUM || flavor == FLAVOR_ENUM_MIXIN;
-        self.push_frame(Frame::Record { obj, ty, items, refs, len: n, next: 0, base: self.slots.len(), member });
+        let fetched = !plain;
+        self.push_frame(Frame::Record { obj, ty, items, refs, len: n, next: 0, base: self.slots.len(), member, fetched });
         Ok(())
     }
 

@@ -79,6 +79,52 @@ pub struct RecordInfo {
     pub getter: Option<Py<PyAny>>,
     /// The TYPE object once written by this compaction.
     pub type_slot: Option<u64>,
+    /// Whether reading `attrs` with `getattr` runs no Python code (see
+    /// `attrs_run_no_python`); decided on the first instance.
+    pub plain_attrs: Option<bool>,
+}
+
+/// Whether `getattr(obj, name)` runs no Python code for every name of
+/// `attrs` on instances of `tp`: the type keeps the generic attribute
+/// lookup, and no class of its MRO but `object` holds the name as anything
+/// but a slot (a member descriptor) or a plain class attribute (no
+/// `__get__`). Then the value comes from the instance's dict or a slot, or
+/// is a plain class attribute. Properties, `__getattr__` and
+/// `__getattribute__` are Python code.
+pub unsafe fn attrs_run_no_python(tp: *mut ffi::PyTypeObject, attrs: &[Py<PyString>]) -> bool {
+    if (*tp).tp_getattro != Some(ffi::PyObject_GenericGetAttr) {
+        return false;
+    }
+    let mro = (*tp).tp_mro;
+    if mro.is_null() || ffi::PyTuple_Check(mro) == 0 {
+        return false;
+    }
+    let object = std::ptr::addr_of_mut!(ffi::PyBaseObject_Type) as *mut PyObject;
+    for i in 0..ffi::PyTuple_GET_SIZE(mro) {
+        let base = ffi::PyTuple_GET_ITEM(mro, i);
+        if base == object {
+            continue;
+        }
+        let dict = (*(base as *mut ffi::PyTypeObject)).tp_dict;
+        if dict.is_null() || ffi::PyDict_CheckExact(dict) == 0 {
+            return false;
+        }
+        for a in attrs {
+            let found = ffi::PyDict_GetItemWithError(dict, a.as_ptr());
+            if found.is_null() {
+                if !ffi::PyErr_Occurred().is_null() {
+                    ffi::PyErr_Clear();
+                    return false;
+                }
+                continue;
+            }
+            let kind = ffi::Py_TYPE(found);
+            if kind != std::ptr::addr_of_mut!(ffi::PyMemberDescr_Type) && (*kind).tp_descr_get.is_some() {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// The handler for objects of type `tp` (not a built-in container or scalar).
@@ -131,6 +177,7 @@ pub fn classify(py: Python<'_>, tp: *mut ffi::PyTypeObject) -> PyResult<Handler>
                 attrs: names(4)?,
                 getter: (!getter.is_none()).then(|| getter.unbind()),
                 type_slot: None,
+                plain_attrs: None,
             })
         }
     })
