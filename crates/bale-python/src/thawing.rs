@@ -45,6 +45,8 @@ struct Thaw<'a, 'py> {
     /// Containers being filled, across nested walks, and the most allowed.
     open_frames: usize,
     max_depth: usize,
+    /// Whether frames are counted at all: for a depth bound or a cyclic region.
+    counting: bool,
     /// Classes given to `thaw(types=...)`, and the record types resolved so far.
     types: Option<Py<PyTuple>>,
     resolved: FxHashMap<usize, Rc<Resolved>>,
@@ -119,6 +121,7 @@ pub fn thaw_bounded(
         open_mutable: 0,
         open_frames: 0,
         max_depth,
+        counting: max_depth != usize::MAX || region.is_cyclic(),
     };
     unsafe {
         let gc_was_enabled = ffi::PyGC_Disable();
@@ -146,52 +149,13 @@ impl<'a, 'py> Thaw<'a, 'py> {
         let (root, frame) = self.make(v)?;
         let root = owned(self.py, root)?;
         let mut stack: Vec<Frame> = Vec::new();
-        let result = self.fill(&mut stack, frame);
-        // Frames left open by an error are closed, for the walks around this one.
-        while let Some(f) = stack.pop() {
-            self.close_frame(&f);
-        }
-        result.map(|()| root)
-    }
-
-    /// Counts a frame in (see `Note [Tuple cycles in thaw]`); refuses one
-    /// past the depth allowed.
-    fn open_frame(&mut self, f: &Frame) -> PyResult<()> {
-        if self.open_frames >= self.max_depth {
-            return Err(pyo3::exceptions::PyRecursionError::new_err(format!(
-                "maximum recursion depth exceeded: the value nests more than {} containers deep",
-                self.max_depth
-            )));
-        }
-        self.open_frames += 1;
-        if self.r.cyclic() {
-            match f {
-                Frame::Seq { seq, list: false, .. } => {
-                    self.open_tuples.insert((2, seq.start, seq.len), self.open_mutable);
-                }
-                _ => self.open_mutable += 1,
-            }
-        }
-        Ok(())
-    }
-
-    fn close_frame(&mut self, f: &Frame) {
-        self.open_frames -= 1;
-        if self.r.cyclic() {
-            match f {
-                Frame::Seq { seq, list: false, .. } => {
-                    self.open_tuples.remove(&(2, seq.start, seq.len));
-                }
-                _ => self.open_mutable -= 1,
-            }
-        }
-    }
-
-    unsafe fn fill(&mut self, stack: &mut Vec<Frame>, first: Option<Frame>) -> PyResult<()> {
-        if let Some(f) = first {
+        // An error abandons the whole thaw, so the frame counts need no
+        // unwinding when one leaves frames open.
+        if let Some(f) = frame {
             self.open_frame(&f)?;
             stack.push(f);
         }
+
         // Each frame fills its elements in order and leaves the loop only to
         // descend into a child container (which it has already inserted).
         while let Some(top) = stack.last_mut() {
@@ -262,7 +226,48 @@ impl<'a, 'py> Thaw<'a, 'py> {
                 stack.push(f);
             }
         }
+        Ok(root)
+    }
+
+    /// Counts a frame in (see `Note [Tuple cycles in thaw]`); refuses one
+    /// past the depth allowed.
+    #[inline(always)]
+    fn open_frame(&mut self, f: &Frame) -> PyResult<()> {
+        if !self.counting {
+            return Ok(());
+        }
+        if self.open_frames >= self.max_depth {
+            return Err(pyo3::exceptions::PyRecursionError::new_err(format!(
+                "maximum recursion depth exceeded: the value nests more than {} containers deep",
+                self.max_depth
+            )));
+        }
+        self.open_frames += 1;
+        if self.r.cyclic() {
+            match f {
+                Frame::Seq { seq, list: false, .. } => {
+                    self.open_tuples.insert((2, seq.start, seq.len), self.open_mutable);
+                }
+                _ => self.open_mutable += 1,
+            }
+        }
         Ok(())
+    }
+
+    #[inline(always)]
+    fn close_frame(&mut self, f: &Frame) {
+        if !self.counting {
+            return;
+        }
+        self.open_frames -= 1;
+        if self.r.cyclic() {
+            match f {
+                Frame::Seq { seq, list: false, .. } => {
+                    self.open_tuples.remove(&(2, seq.start, seq.len));
+                }
+                _ => self.open_mutable -= 1,
+            }
+        }
     }
 
     /// The object of an INT or CONST slot, made without decoding a `Value`
