@@ -456,3 +456,19 @@ def test_first_append_to_an_opened_file_does_not_read_it(tmp_path):
     assert g.root[1][1][899_999] == "row 899999" * 3
     assert g.root[0] == "newer" and g.root[1][0] == "new"
     assert bale.load(bytes(g), verify=True).root[1][1][0] == "row 0" * 3
+
+
+def test_appends_into_the_spare_capacity_of_a_large_compacted_region():
+    # A region of 128 KiB or more keeps its allocation's spare capacity and
+    # appends go there: the bytes they write must count as readable (a
+    # debug build asserted otherwise in Storage::prefix).
+    records = [{"a": i, "b": str(i) * 10} for i in range(10_000)]
+    r = bale.compact(records)
+    assert r.nbytes >= 128 << 10
+    grown = r.append([r.root[3], "x" * 100])
+    assert grown.root == [records[3], "x" * 100]
+    assert bale.load(bytes(grown), verify=True).root == [records[3], "x" * 100]
+    row = bale.region_of(r.root[5])  # a table row: rooted at a copy appended to the region
+    assert row.root == records[5]
+    assert bale.region_of(grown.root[0]).root == records[3]
+    assert r.root[9_999] == records[9_999]
