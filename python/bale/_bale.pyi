@@ -59,7 +59,12 @@ class Region:
     def types(self) -> list[tuple[str, str, tuple[str, ...], int]]:
         """The type table: (qualified name, kind, field names, records) per record type (O(n) walk)."""
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the region to ``path`` atomically (temporary file, fsync, rename)."""
+        """Write the region to ``path`` atomically: the file appears complete (fsynced) or not at all.
+
+        A process killed while saving leaves no temporary file (Linux: an
+        unnamed ``O_TMPFILE``; elsewhere the next save to ``path`` removes
+        it). Errors are ``OSError`` with ``errno`` and ``filename`` set.
+        """
     def __bytes__(self) -> bytes: ...
     def __buffer__(self, flags: int, /) -> memoryview: ...
     def __release_buffer__(self, buffer: memoryview, /) -> None: ...

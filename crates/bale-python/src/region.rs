@@ -7,7 +7,7 @@
 
 use std::ffi::c_int;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -268,32 +268,6 @@ impl Region {
     }
 }
 
-fn write_atomically(path: &Path, write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "path has no file name"))?;
-    let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
-    let tmp = dir.join(format!(".{}.{}-{}.tmp", name.to_string_lossy(), std::process::id(), nonce));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        write(&mut f)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)?;
-        // Make the rename itself durable.
-        if let Ok(d) = std::fs::File::open(&dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
 #[pymethods]
 impl Region {
     /// The root value: a read-only view for containers, a plain value for scalars.
@@ -327,9 +301,16 @@ impl Region {
         crate::typed::check_arrays(py, &bale_core::Reader::with_flags(buf, self.flags), &report)
     }
 
-    /// Writes the region to `path` atomically (temporary file, fsync, rename).
+    /// Writes the region to `path` atomically: the file appears there
+    /// complete (fsynced) or not at all, and a process killed while saving
+    /// leaves no temporary file behind (see `files.rs`).
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        py.detach(|| write_atomically(&path, |f| self.write_to(f))).map_err(PyErr::from)
+        py.detach(|| {
+            let (mut file, pending) = crate::files::create(&path, "tmp")?;
+            self.write_to(&mut file)?;
+            pending.persist(&file)
+        })
+        .map_err(|e| crate::errors::os_error(e, &path))
     }
 
     fn __bytes__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
