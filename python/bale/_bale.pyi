@@ -203,7 +203,13 @@ def _panic_for_test() -> None:
     """Panic in Rust (test hook: panics must surface as Python exceptions)."""
 
 def to_json(value: object) -> bytes:
-    """JSON text of a view, a region (its root) or a compactable value, made in Rust."""
+    """JSON text of a view, a region (its root) or a compactable value, made in Rust.
+
+    The bytes of ``json.dumps(value, allow_nan=False, ensure_ascii=False,
+    separators=(",", ":")).encode()``: floats as ``repr`` writes them, non-string
+    keys as strings. Raises ValueError naming the place of what JSON cannot
+    hold (NaN and infinities as values or keys, bytes, sets, cycles, ...).
+    """
 
 def column(records: ListView | TupleView, key: object) -> Any:
     """Field ``key`` of every dict: a numpy array for numeric fields (numpy installed), else a list.
