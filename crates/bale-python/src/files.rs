@@ -56,15 +56,18 @@ fn temp_path(dir: &Path, name: &OsString, suffix: &str) -> PathBuf {
 
 const SUFFIXES: [&str; 2] = ["tmp", "partial"];
 
+#[cfg(target_os = "linux")]
 fn use_o_tmpfile() -> bool {
-    cfg!(target_os = "linux") && std::env::var_os("BALE_NO_O_TMPFILE").map_or(true, |v| v.is_empty() || v == "0")
+    std::env::var_os("BALE_NO_O_TMPFILE").map_or(true, |v| v.is_empty() || v == "0")
 }
 
 /// Opens a new file for `target` (read and write). `suffix` names the
 /// temporary file where one is needed: "tmp" or "partial".
 pub fn create(target: &Path, suffix: &'static str) -> io::Result<(File, Pending)> {
     let (dir, name) = dir_and_name(target)?;
-    if std::fs::metadata(target).is_ok_and(|m| m.is_dir()) {
+    // A directory cannot be replaced (rename would fail only at the end; a
+    // symbolic link is replaced itself, as rename does).
+    if std::fs::symlink_metadata(target).is_ok_and(|m| m.is_dir()) {
         return Err(io::Error::from_raw_os_error(libc::EISDIR));
     }
     let mut pending = Pending { target: target.to_path_buf(), dir, name, named: None };
