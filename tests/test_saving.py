@@ -188,3 +188,23 @@ def test_a_full_file_system_raises_enospc_naming_the_file_and_leaves_nothing(tin
     # The space is free again: a small region fits.
     bale.compact([1, 2, 3]).save(target)
     assert os.listdir(tiny_fs) == ["big.bale"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_discarding_its_copy_of_a_writer_leaves_the_parents_file(tmp_path, mode):
+    target = tmp_path / "forked.bale"
+    w = bale.Writer(target)
+    w.append("before the fork")
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            w.abort()
+            code = 0
+        finally:
+            os._exit(code)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    w.append("after")
+    w.close()
+    assert bale.open(target, verify=True).root == ["before the fork", "after"]
+    assert os.listdir(tmp_path) == ["forked.bale"]

@@ -28,6 +28,9 @@ pub struct Pending {
     name: OsString,
     /// The temporary file's path when it has one (no `O_TMPFILE`).
     named: Option<PathBuf>,
+    /// The process that made it: a forked child dropping its copy of a
+    /// writer must not remove the file its parent is still writing.
+    owner: u32,
 }
 
 fn dir_and_name(target: &Path) -> io::Result<(PathBuf, OsString)> {
@@ -70,7 +73,7 @@ pub fn create(target: &Path, suffix: &'static str) -> io::Result<(File, Pending)
     if std::fs::symlink_metadata(target).is_ok_and(|m| m.is_dir()) {
         return Err(io::Error::from_raw_os_error(libc::EISDIR));
     }
-    let mut pending = Pending { target: target.to_path_buf(), dir, name, named: None };
+    let mut pending = Pending { target: target.to_path_buf(), dir, name, named: None, owner: std::process::id() };
     #[cfg(target_os = "linux")]
     if use_o_tmpfile() && Path::new("/proc/self/fd").is_dir() {
         use std::os::unix::fs::OpenOptionsExt;
@@ -160,7 +163,9 @@ impl Pending {
 impl Drop for Pending {
     fn drop(&mut self) {
         if let Some(tmp) = self.named.take() {
-            let _ = std::fs::remove_file(tmp);
+            if std::process::id() == self.owner {
+                let _ = std::fs::remove_file(tmp);
+            }
         }
     }
 }

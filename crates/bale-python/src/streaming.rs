@@ -101,8 +101,12 @@ impl Writer {
 
     fn abort_file(&mut self) {
         if let Some(st) = self.state.take() {
-            // An unnamed file goes with its descriptor; a named one is removed.
-            drop(st.file);
+            // Buffered bytes are dropped, not written: in a forked child the
+            // descriptor (and its offset) is the parent's too. An unnamed
+            // file goes with its descriptor; a named one is removed (by the
+            // process that made it).
+            let (file, _unwritten) = st.file.into_parts();
+            drop(file);
             drop(st.pending);
         }
     }
