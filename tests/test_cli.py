@@ -147,6 +147,28 @@ def one_line_error(p, *needles):
         assert n in err, (n, err)
 
 
+def test_convert_names_the_output_path_it_cannot_write(tmp_path):
+    src_json = tmp_path / "in.json"
+    src_json.write_text('[{"a": 1}, {"a": 2}]')
+    src_lines = tmp_path / "in.jsonl"
+    src_lines.write_text('{"a": 1}\n{"a": 2}\n')
+    directory = tmp_path / "out"
+    directory.mkdir()
+    missing = tmp_path / "nonexistent" / "o.bale"
+    for src in (src_json, src_lines):
+        one_line_error(run("convert", src, missing), f"{missing}: No such file or directory")
+        one_line_error(run("convert", src, directory), f"{directory}: Is a directory")
+    # A failure to write names the output too: a file system that refuses
+    # writes (a read-only bind of the directory needs privileges; a file
+    # where a directory should be does not).
+    not_a_dir = tmp_path / "plain"
+    not_a_dir.write_text("")
+    one_line_error(run("convert", src_json, not_a_dir / "o.bale"), str(not_a_dir / "o.bale"))
+    one_line_error(run("convert", tmp_path / "absent.json", tmp_path / "o.bale"), "absent.json: No such file or directory")
+    assert sorted(os.listdir(tmp_path)) == ["in.json", "in.jsonl", "out", "plain"]
+    assert os.listdir(directory) == []
+
+
 def test_bad_inputs_give_one_line_errors(tmp_path):
     one_line_error(run("info", tmp_path / "missing.bale"), "missing.bale", "no such file")
     one_line_error(run("verify", tmp_path / "missing.bale"), "no such file")

@@ -456,3 +456,115 @@ def test_first_append_to_an_opened_file_does_not_read_it(tmp_path):
     assert g.root[1][1][899_999] == "row 899999" * 3
     assert g.root[0] == "newer" and g.root[1][0] == "new"
     assert bale.load(bytes(g), verify=True).root[1][1][0] == "row 0" * 3
+
+
+def test_appends_into_the_spare_capacity_of_a_large_compacted_region():
+    # A region of 128 KiB or more keeps its allocation's spare capacity and
+    # appends go there: the bytes they write must count as readable (a
+    # debug build asserted otherwise in Storage::prefix).
+    records = [{"a": i, "b": str(i) * 10} for i in range(10_000)]
+    r = bale.compact(records)
+    assert r.nbytes >= 128 << 10
+    grown = r.append([r.root[3], "x" * 100])
+    assert grown.root == [records[3], "x" * 100]
+    assert bale.load(bytes(grown), verify=True).root == [records[3], "x" * 100]
+    row = bale.region_of(r.root[5])  # a table row: rooted at a copy appended to the region
+    assert row.root == records[5]
+    assert bale.region_of(grown.root[0]).root == records[3]
+    assert r.root[9_999] == records[9_999]
+
+
+class _Blocker:
+    """A record whose `get=` callback runs while an append is in progress."""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_fork_while_another_thread_appends_leaves_the_child_free_to_append():
+    # Every fork below happens while the other thread is inside append()
+    # (in its callback, which waits for the fork): the child has no such
+    # thread, so its appends must not be refused as overlapping.
+    import queue
+
+    entered, go = queue.Queue(), queue.Queue()
+
+    def get(obj):
+        entered.put(None)
+        go.get()
+        return (1,)
+
+    bale.register(_Blocker, ["x"], get=get)
+    base = bale.compact(list(range(100)))
+    stop = threading.Event()
+    failures = []
+
+    def appender():
+        while not stop.is_set():
+            try:
+                base.append([base.root, _Blocker()])
+            except Exception as e:  # pragma: no cover - reported below
+                failures.append(e)
+                return
+
+    t = threading.Thread(target=appender)
+    t.start()
+    codes = []
+    try:
+        for _ in range(40):
+            entered.get(timeout=60)
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    a = base.append([base.root, "child"])
+                    b = a.append((a.root, 2))
+                    code = 0 if b.root == ([list(range(100)), "child"], 2) else 2
+                finally:
+                    os._exit(code)
+            codes.append(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+            go.put(None)
+    finally:
+        stop.set()
+        while t.is_alive():
+            go.put(None)
+            t.join(1)
+    assert failures == []
+    assert codes == [0] * 40
+    # The parent's appends are unaffected.
+    assert base.append("after").root == "after"
+
+
+class _Forker:
+    """A record whose `get=` callback forks in the middle of an append."""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_an_append_taken_over_after_a_fork_in_its_callback_appends_nothing():
+    # The child of a fork made inside append() continues that append; an
+    # append the child starts meanwhile takes the region over, and the
+    # first append then fails cleanly instead of writing over its bytes.
+    base = bale.compact(list(range(10)))
+    state = {}
+
+    def get(obj):
+        pid = os.fork()
+        if pid == 0:
+            state["inner"] = base.append(["inner", base.root])
+        else:
+            state["pid"] = pid
+        return (1,)
+
+    bale.register(_Forker, ["x"], get=get)
+    try:
+        outer = base.append([_Forker()])
+    except RuntimeError as e:
+        code = 0 if "inner" in state and "appended to while this append ran" in str(e) else 3
+        code = code or (0 if state["inner"].root == ["inner", list(range(10))] else 4)
+        os._exit(code if "pid" not in state else 5)
+    except BaseException:
+        if "pid" not in state:
+            os._exit(6)
+        raise
+    if "pid" not in state:
+        os._exit(7)  # the child's outer append must not succeed
+    assert outer.root[0].x == 1
+    assert os.waitstatus_to_exitcode(os.waitpid(state["pid"], 0)[1]) == 0

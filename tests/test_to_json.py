@@ -84,3 +84,54 @@ def test_strings_escape_like_json():
     out = bale.to_json([s])
     assert json.loads(out) == [s]
     assert b"\\u0000" in out and "\u20ac".encode() in out
+
+
+def dumps_like_bale(value):
+    """What bale.to_json promises to equal: json.dumps without NaN or infinities, compact, UTF-8."""
+    return json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def test_floats_are_written_as_float_repr_like_json_dumps():
+    assert bale.to_json({1e16: 1}) == b'{"1e+16":1}' == dumps_like_bale({1e16: 1})
+    assert bale.to_json({1e-07: 1.0}) == b'{"1e-07":1.0}'
+    values = [1e16, 1e-07, 1e-05, 0.0001, 1e15, 100.0, -0.0, 5e-324, 1.7976931348623157e308, 2.5e-300]
+    assert bale.to_json(values) == dumps_like_bale(values)
+    assert bale.to_json([{"x": v} for v in values]) == dumps_like_bale([{"x": v} for v in values])  # a table's column
+
+
+@pytest.mark.parametrize("key", [math.nan, math.inf, -math.inf])
+def test_non_finite_float_keys_raise_naming_the_place_as_json_dumps_without_allow_nan(key):
+    with pytest.raises(ValueError):
+        json.dumps({key: 1}, allow_nan=False)
+    with pytest.raises(ValueError, match=re.escape(f"root[0][{key!r}]: the float key {key!r} has no JSON form")):
+        bale.to_json([{"a": 1, key: 2}])
+
+
+float_keyed = st.dictionaries(
+    st.floats() | st.integers() | st.text(max_size=4) | st.booleans() | st.none(),
+    st.floats(allow_nan=False, allow_infinity=False) | st.integers() | st.text(max_size=4) | st.lists(st.floats(), max_size=4),
+    max_size=12,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(float_keyed, max_size=4) | float_keyed)
+def test_float_keys_and_values_match_json_dumps_byte_for_byte(value):
+    try:
+        expected = dumps_like_bale(value)
+    except (ValueError, UnicodeEncodeError):
+        with pytest.raises(ValueError):
+            bale.to_json(value)
+        return
+    assert bale.to_json(value) == expected
+    assert bale.to_json(bale.compact(value).root) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values)
+def test_json_values_match_json_dumps_byte_for_byte(value):
+    try:
+        expected = dumps_like_bale(value)
+    except UnicodeEncodeError:
+        return  # lone surrogates: tested above
+    assert bale.to_json(bale.compact(value)) == expected

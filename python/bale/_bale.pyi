@@ -59,7 +59,12 @@ class Region:
     def types(self) -> list[tuple[str, str, tuple[str, ...], int]]:
         """The type table: (qualified name, kind, field names, records) per record type (O(n) walk)."""
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the region to ``path`` atomically (temporary file, fsync, rename)."""
+        """Write the region to ``path`` atomically: the file appears complete (fsynced) or not at all.
+
+        A process killed while saving leaves no temporary file (Linux: an
+        unnamed ``O_TMPFILE``; elsewhere the next save to ``path`` removes
+        it). Errors are ``OSError`` with ``errno`` and ``filename`` set.
+        """
     def __bytes__(self) -> bytes: ...
     def __buffer__(self, flags: int, /) -> memoryview: ...
     def __release_buffer__(self, buffer: memoryview, /) -> None: ...
@@ -198,7 +203,13 @@ def _panic_for_test() -> None:
     """Panic in Rust (test hook: panics must surface as Python exceptions)."""
 
 def to_json(value: object) -> bytes:
-    """JSON text of a view, a region (its root) or a compactable value, made in Rust."""
+    """JSON text of a view, a region (its root) or a compactable value, made in Rust.
+
+    The bytes of ``json.dumps(value, allow_nan=False, ensure_ascii=False,
+    separators=(",", ":")).encode()``: floats as ``repr`` writes them, non-string
+    keys as strings. Raises ValueError naming the place of what JSON cannot
+    hold (NaN and infinities as values or keys, bytes, sets, cycles, ...).
+    """
 
 def column(records: ListView | TupleView, key: object) -> Any:
     """Field ``key`` of every dict: a numpy array for numeric fields (numpy installed), else a list.

@@ -7,6 +7,7 @@ naming the file and the problem; ``__main__`` prints it as one line.
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import os
@@ -110,9 +111,15 @@ def convert(src: str, dst: str, fmt: str | None, unsafe_pickle: bool) -> str:
     fmt = input_format(src, fmt)
     if fmt == "pickle" and not unsafe_pickle:
         raise CommandError(f"{src}: reading pickle runs code from the file; pass --unsafe-pickle if you trust it")
-    size = os.path.getsize(src)
-    progress = Progress(f"converting {os.path.basename(src)}", size)
+    # Problems with the output named before the input is read.
+    if os.path.isdir(dst):
+        raise CommandError(f"{dst}: {os.strerror(errno.EISDIR)}")
+    if not os.path.isdir(os.path.dirname(dst) or "."):
+        raise CommandError(f"{dst}: {os.strerror(errno.ENOENT)} (no directory {os.path.dirname(dst)})")
+    progress = None
     try:
+        size = os.path.getsize(src)
+        progress = Progress(f"converting {os.path.basename(src)}", size)
         if fmt == "jsonl":
             count = _convert_lines(src, dst, progress)
         elif fmt == "csv":
@@ -121,8 +128,14 @@ def convert(src: str, dst: str, fmt: str | None, unsafe_pickle: bool) -> str:
             value = _read_whole(src, fmt)
             bale.compact(value).save(dst)
             count = len(value) if isinstance(value, (list, dict)) else 1
+    except OSError as e:
+        # Name the file (input or output) with the system's reason, as one line.
+        if e.filename is None or not e.strerror:
+            raise
+        raise CommandError(f"{e.filename}: {e.strerror}") from None
     finally:
-        progress.finish()
+        if progress is not None:
+            progress.finish()
     return f"{dst}: {count:,} items, {os.path.getsize(dst):,} bytes (from {size:,} bytes of {fmt})"
 
 

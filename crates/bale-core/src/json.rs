@@ -1,12 +1,15 @@
 //! JSON text straight from a region, without building any value in between.
 //!
-//! The mapping is that of Python's `json.dumps` where JSON has an answer:
-//! None, bools, ints (any size), finite floats (shortest round-trip form),
-//! strings, lists and tuples (arrays), dicts (objects). Dict keys that are
-//! ints, floats, bools or None become strings as `json.dumps` makes them.
-//! What JSON cannot hold is an error naming where it is: NaN and the
-//! infinities, bytes, complex numbers, sets, non-scalar keys, lone
-//! surrogates in strings, and values that contain themselves.
+//! The text is that of Python's `json.dumps(v, allow_nan=False,
+//! ensure_ascii=False, separators=(",", ":"))`, byte for byte: None, bools,
+//! ints (any size), finite floats (as `float.__repr__` writes them: `1e+16`,
+//! `1e-05`, `100.0`), strings, lists and tuples (arrays), dicts (objects).
+//! Dict keys that are ints, finite floats, bools or None become strings as
+//! `json.dumps` makes them. What JSON cannot hold is an error naming where it
+//! is: NaN and the infinities (as values and as keys, which `json.dumps`
+//! writes as "NaN", "Infinity" only when `allow_nan` is on), bytes, complex
+//! numbers, sets, non-scalar keys, lone surrogates in strings, and values
+//! that contain themselves.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -286,8 +289,8 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
         Ok(())
     }
 
-    /// A dict key: strings as they are; ints, floats, bools and None as
-    /// `json.dumps` writes them, in quotes.
+    /// A dict key: strings as they are; ints, finite floats, bools and None
+    /// as `json.dumps` writes them, in quotes.
     fn key(&mut self, k: Value<'a>, out: &mut Vec<u8>) -> std::result::Result<(), Fail> {
         match k {
             Value::Str(s) => string(&s, out),
@@ -298,14 +301,14 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
                 Ok(())
             }
             Value::Float(f) => {
-                out.push(b'"');
-                if f.is_nan() {
-                    out.extend_from_slice(b"NaN");
-                } else if f.is_infinite() {
-                    out.extend_from_slice(if f > 0.0 { b"Infinity" } else { b"-Infinity" });
-                } else {
-                    float(f, out)?;
+                if !f.is_finite() {
+                    return Err(Fail::NotJson(format!(
+                        "the float key {} has no JSON form (json.dumps writes it only with allow_nan, as a string that does not read back as a float)",
+                        py_float_repr(f)
+                    )));
                 }
+                out.push(b'"');
+                float(f, out)?;
                 out.push(b'"');
                 Ok(())
             }
@@ -325,9 +328,98 @@ fn float(f: f64, out: &mut Vec<u8>) -> std::result::Result<(), Fail> {
     if !f.is_finite() {
         return Err(Fail::NotJson(format!("{f} has no JSON form (JSON numbers are finite)")));
     }
-    let mut b = ryu::Buffer::new();
-    out.extend_from_slice(b.format_finite(f).as_bytes());
+    float_repr(f, out);
     Ok(())
+}
+
+/// Appends Python's `repr(f)` of a finite float (what `json.dumps` writes):
+/// the shortest digits that read back as `f`, positional when the decimal
+/// exponent `e` (f = d.ddd × 10^e) is in -4 <= e < 16, else `d.ddde±XX`
+/// with at least two exponent digits.
+pub fn float_repr(f: f64, out: &mut Vec<u8>) {
+    debug_assert!(f.is_finite());
+    let mut b = ryu::Buffer::new();
+    let text = b.format_finite(f).as_bytes();
+    let (negative, text) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    let (mantissa, exp) = match text.iter().position(|&c| c == b'e') {
+        Some(i) => {
+            let (sign, digits) = match text[i + 1] {
+                b'-' => (-1, &text[i + 2..]),
+                _ => (1, &text[i + 1..]),
+            };
+            (&text[..i], sign * digits.iter().fold(0i32, |n, &d| n * 10 + (d - b'0') as i32))
+        }
+        None => (text, 0),
+    };
+    // The digits without the point, and `point`: how many come before it.
+    let mut digits = [0u8; 40];
+    let mut n = 0;
+    let mut point = None;
+    for &c in mantissa {
+        if c == b'.' {
+            point = Some(n);
+        } else {
+            digits[n] = c;
+            n += 1;
+        }
+    }
+    let mut point = point.unwrap_or(n) as i32 + exp;
+    // Strip leading zeros (moving the point) and trailing zeros.
+    let lead = digits[..n].iter().take_while(|&&c| c == b'0').count();
+    let digits = &digits[lead..n];
+    point -= lead as i32;
+    let digits = &digits[..digits.iter().rposition(|&c| c != b'0').map_or(0, |i| i + 1)];
+    if negative {
+        out.push(b'-');
+    }
+    if digits.is_empty() {
+        out.extend_from_slice(b"0.0");
+        return;
+    }
+    // `point` is Python's decpt: f = 0.DIGITS × 10^point.
+    if point <= -4 || point > 16 {
+        out.push(digits[0]);
+        if digits.len() > 1 {
+            out.push(b'.');
+            out.extend_from_slice(&digits[1..]);
+        }
+        let e = point - 1;
+        out.push(b'e');
+        out.push(if e < 0 { b'-' } else { b'+' });
+        let e = e.unsigned_abs();
+        if e < 10 {
+            out.push(b'0');
+        }
+        out.extend_from_slice(itoa::Buffer::new().format(e).as_bytes());
+    } else if point <= 0 {
+        out.extend_from_slice(b"0.");
+        out.extend(std::iter::repeat(b'0').take((-point) as usize));
+        out.extend_from_slice(digits);
+    } else if point as usize >= digits.len() {
+        out.extend_from_slice(digits);
+        out.extend(std::iter::repeat(b'0').take(point as usize - digits.len()));
+        out.extend_from_slice(b".0");
+    } else {
+        out.extend_from_slice(&digits[..point as usize]);
+        out.push(b'.');
+        out.extend_from_slice(&digits[point as usize..]);
+    }
+}
+
+/// Python's `repr` of any float: `nan`, `inf`, `-inf`, or as `float_repr`.
+fn py_float_repr(f: f64) -> String {
+    if f.is_nan() {
+        return "nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    let mut out = Vec::new();
+    float_repr(f, &mut out);
+    String::from_utf8(out).expect("ASCII")
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -485,7 +577,7 @@ fn short_repr(v: &Value<'_>) -> String {
         Value::Bool(b) => if *b { "True" } else { "False" }.into(),
         Value::Int(i) => i.to_string(),
         Value::BigInt(b) => bigint_decimal(b),
-        Value::Float(f) => format!("{f:?}"),
+        Value::Float(f) => py_float_repr(*f),
         other => format!("<{}>", kind_name(other)),
     }
 }

@@ -1,7 +1,7 @@
 //! bale's exception types and conversions into them.
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::{PyErr, PyResult, Python};
 
 create_exception!(bale, CompactError, PyTypeError, "A value that bale cannot compact (names the type and its path).");
@@ -35,5 +35,20 @@ impl RecursionGuard {
 impl Drop for RecursionGuard {
     fn drop(&mut self) {
         unsafe { pyo3::ffi::Py_LeaveRecursiveCall() };
+    }
+}
+
+/// `OSError(errno, strerror, filename)` for a failure on `path` (Python
+/// makes it the errno's subclass, e.g. `FileNotFoundError`).
+pub fn os_error(e: std::io::Error, path: &std::path::Path) -> PyErr {
+    let filename = path.to_string_lossy().into_owned();
+    match e.raw_os_error() {
+        Some(errno) => {
+            let text = e.to_string();
+            let suffix = format!(" (os error {errno})");
+            let strerror = text.strip_suffix(&suffix).unwrap_or(&text).to_string();
+            PyOSError::new_err((errno, strerror, filename))
+        }
+        None => PyOSError::new_err((0, e.to_string(), filename)),
     }
 }

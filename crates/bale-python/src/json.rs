@@ -9,7 +9,11 @@ use crate::errors::FormatError;
 use crate::region::Region;
 use crate::views::view_parts;
 
-/// The JSON text of a view, a region's root, or any value bale can compact.
+/// The JSON text of a view, a region's root, or any value bale can compact:
+/// the bytes of `json.dumps(value, allow_nan=False, ensure_ascii=False,
+/// separators=(",", ":")).encode()` (floats as `repr` writes them). Raises
+/// ValueError naming the place of what JSON cannot hold (NaN and infinities
+/// as values or keys, bytes, sets, values that contain themselves).
 #[pyfunction]
 pub fn to_json<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
     let mut out = Vec::new();

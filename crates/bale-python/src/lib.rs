@@ -8,6 +8,7 @@ mod convert;
 mod dict_entries;
 mod errors;
 mod fastslots;
+mod files;
 mod info;
 mod ints;
 mod json;
@@ -29,7 +30,7 @@ use std::path::PathBuf;
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 
-use crate::errors::{format_error, CompactError, FormatError};
+use crate::errors::{format_error, os_error, CompactError, FormatError};
 use crate::region::Region;
 use crate::storage::{ExportedBuffer, Storage};
 use crate::views::{untracked, view_parts};
@@ -105,11 +106,6 @@ fn thaw(py: Python<'_>, value: &Bound<'_, PyAny>, types: Option<&Bound<'_, PyAny
 fn load(py: Python<'_>, buffer: &Bound<'_, PyAny>, verify: bool) -> PyResult<Py<Region>> {
     let exported = ExportedBuffer::new(buffer)?;
     new_region(py, Region::adopt(py, Storage::exported(exported), verify)?)
-}
-
-fn os_error(e: std::io::Error, path: &std::path::Path) -> PyErr {
-    let errno = e.raw_os_error().unwrap_or(0);
-    PyOSError::new_err((errno, e.to_string(), path.to_string_lossy().into_owned()))
 }
 
 /// Memory-maps the region file at `path` (read-only, shared, O(1)).

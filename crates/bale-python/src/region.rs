@@ -7,8 +7,8 @@
 
 use std::ffi::c_int;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bale_core::format::*;
@@ -30,20 +30,47 @@ struct Tail {
 
 pub struct Lineage {
     tail: Mutex<Tail>,
-    /// Set while an append builds its bytes (with the GIL, which a
-    /// finalizer run by the GC may still hand to another thread).
-    appending: AtomicBool,
+    /// Nonzero while an append builds its bytes (with the GIL, which a
+    /// finalizer run by the GC may still hand to another thread): the
+    /// fork generation of the process that began it, plus one. A mark
+    /// left by an older generation was set by a thread that the fork did
+    /// not copy into this process: no append is running.
+    appending: AtomicU64,
+}
+
+/// How many times this process's ancestry has forked since bale was loaded:
+/// incremented in the child of every `fork()` (a `pthread_atfork` handler,
+/// installed before the first append).
+static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn after_fork_in_child() {
+    // Async-signal-safe: one atomic add.
+    FORK_GENERATION.fetch_add(1, Ordering::Relaxed);
+}
+
+fn install_fork_handler() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        // Safety: the handler only touches an atomic. On failure (ENOMEM)
+        // a fork during an append leaves the child unable to append to
+        // that region, as before: an error, never a crash.
+        unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+    });
 }
 
 /// An append in progress on a lineage: its new bytes go at `at`.
 pub struct AppendSlot<'a> {
     lineage: &'a Lineage,
     pub at: usize,
+    /// What this append stored in `appending`.
+    mark: u64,
 }
 
 impl Drop for AppendSlot<'_> {
     fn drop(&mut self) {
-        self.lineage.appending.store(false, Ordering::Release);
+        // Only our own mark: after a fork in the middle of this append,
+        // another append of the child may have taken the lineage over.
+        let _ = self.lineage.appending.compare_exchange(self.mark, 0, Ordering::AcqRel, Ordering::Relaxed);
     }
 }
 
@@ -89,7 +116,7 @@ impl Region {
         let storage = Arc::new(storage);
         let lineage = Arc::new(Lineage {
             tail: Mutex::new(Tail { storage: storage.clone(), used: len }),
-            appending: AtomicBool::new(false),
+            appending: AtomicU64::new(0),
         });
         let region = Region {
             storage,
@@ -186,13 +213,20 @@ impl Region {
     /// Starts an append: the new bytes are to be built to start at the
     /// returned slot's `at`, and handed to `finish_append`.
     pub fn begin_append(&self) -> PyResult<AppendSlot<'_>> {
-        if self.lineage.appending.swap(true, Ordering::AcqRel) {
-            return Err(PyRuntimeError::new_err(
-                "another thread is appending to this region; appends to one region must not overlap",
-            ));
+        install_fork_handler();
+        let mark = FORK_GENERATION.load(Ordering::Relaxed) + 1;
+        let mut seen = 0;
+        while let Err(now) = self.lineage.appending.compare_exchange(seen, mark, Ordering::AcqRel, Ordering::Acquire) {
+            if now == mark {
+                return Err(PyRuntimeError::new_err(
+                    "another thread is appending to this region; appends to one region must not overlap",
+                ));
+            }
+            // Free, or marked before a fork by a thread this process does not have.
+            seen = now;
         }
         let at = self.lineage.tail.lock().unwrap_or_else(|p| p.into_inner()).used;
-        Ok(AppendSlot { lineage: &self.lineage, at })
+        Ok(AppendSlot { lineage: &self.lineage, at, mark })
     }
 
     /// Appends `bytes` (built to start at `slot.at`) and returns a handle
@@ -200,7 +234,14 @@ impl Region {
     pub fn finish_append(&self, slot: AppendSlot<'_>, bytes: &[u8], root: u64, flags: u32) -> PyResult<Region> {
         let at = slot.at;
         let mut tail = self.lineage.tail.lock().unwrap_or_else(|p| p.into_inner());
-        debug_assert_eq!(tail.used, at);
+        if tail.used != at || self.lineage.appending.load(Ordering::Acquire) != slot.mark {
+            // Another append took the lineage over (possible only after a
+            // fork in the middle of this one): writing at `at` would change
+            // bytes that handles already read.
+            return Err(PyRuntimeError::new_err(
+                "the region was appended to while this append ran (a fork during the append?); nothing was appended",
+            ));
+        }
         if !tail.storage.has_room(at, bytes.len()) {
             // Out of room: continue in a new reservation. The old storage
             // stays alive and unchanged for the handles and views using it.
@@ -264,32 +305,6 @@ impl Region {
     }
 }
 
-fn write_atomically(path: &Path, write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "path has no file name"))?;
-    let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
-    let tmp = dir.join(format!(".{}.{}-{}.tmp", name.to_string_lossy(), std::process::id(), nonce));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        write(&mut f)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)?;
-        // Make the rename itself durable.
-        if let Ok(d) = std::fs::File::open(&dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
 #[pymethods]
 impl Region {
     /// The root value: a read-only view for containers, a plain value for scalars.
@@ -323,9 +338,16 @@ impl Region {
         crate::typed::check_arrays(py, &bale_core::Reader::with_flags(buf, self.flags), &report)
     }
 
-    /// Writes the region to `path` atomically (temporary file, fsync, rename).
+    /// Writes the region to `path` atomically: the file appears there
+    /// complete (fsynced) or not at all, and a process killed while saving
+    /// leaves no temporary file behind (see `files.rs`).
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        py.detach(|| write_atomically(&path, |f| self.write_to(f))).map_err(PyErr::from)
+        py.detach(|| {
+            let (mut file, pending) = crate::files::create(&path, "tmp")?;
+            self.write_to(&mut file)?;
+            pending.persist(&file)
+        })
+        .map_err(|e| crate::errors::os_error(e, &path))
     }
 
     fn __bytes__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {

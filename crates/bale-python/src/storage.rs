@@ -4,6 +4,7 @@
 //! only write past everything any region handle can see.
 
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -30,8 +31,10 @@ struct MappedFile {
 /// exceeds what has been written.
 pub struct Storage {
     ptr: *mut u8,
-    /// Bytes that exist (mapped or allocated).
-    readable: usize,
+    /// Bytes that may be read: those mapped, or for heap memory those
+    /// initialized (the region, then everything appended into the spare
+    /// capacity after it: `write` moves it up).
+    readable: AtomicUsize,
     /// Bytes that may be written past the region: 0 for memory bale does not own.
     capacity: usize,
     _backing: Backing,
@@ -61,7 +64,7 @@ impl Storage {
             bytes.shrink_to_fit();
         }
         let (ptr, readable, capacity) = (bytes.as_mut_ptr(), bytes.len(), bytes.capacity());
-        Storage { ptr, readable, capacity, _backing: Backing::Heap(bytes) }
+        Storage { ptr, readable: AtomicUsize::new(readable), capacity, _backing: Backing::Heap(bytes) }
     }
 
     /// `bytes` at an address that is a multiple of 64 (numpy data lies at
@@ -81,13 +84,13 @@ impl Storage {
         // SAFETY: `shift + len` bytes are initialized, within the allocation.
         let ptr = unsafe { bytes.as_mut_ptr().add(shift) };
         let capacity = bytes.capacity() - shift;
-        Ok((Storage { ptr, readable: len, capacity, _backing: Backing::Heap(bytes) }, len))
+        Ok((Storage { ptr, readable: AtomicUsize::new(len), capacity, _backing: Backing::Heap(bytes) }, len))
     }
 
     pub fn mapped(map: memmap2::Mmap, file: std::fs::File) -> Storage {
         let (ptr, readable) = (map.as_ptr() as *mut u8, map.len());
         let file = MappedFile { file: std::sync::Arc::new(file), len: readable };
-        Storage { ptr, readable, capacity: 0, _backing: Backing::Mapped(map, file) }
+        Storage { ptr, readable: AtomicUsize::new(readable), capacity: 0, _backing: Backing::Mapped(map, file) }
     }
 
     /// A new storage with the first `used` bytes of this one and room for
@@ -144,7 +147,7 @@ impl Storage {
     pub fn exported(buf: ExportedBuffer) -> Storage {
         let b = buf.bytes();
         let (ptr, readable) = (b.as_ptr() as *mut u8, b.len());
-        Storage { ptr, readable, capacity: 0, _backing: Backing::Exported(buf) }
+        Storage { ptr, readable: AtomicUsize::new(readable), capacity: 0, _backing: Backing::Exported(buf) }
     }
 
     /// Fresh memory for at least `need` bytes: address space is reserved
@@ -158,13 +161,13 @@ impl Storage {
             Err(_) => memmap2::MmapOptions::new().len(need.max(1)).map_anon()?,
         };
         let (ptr, capacity) = (map.as_mut_ptr(), map.len());
-        Ok(Storage { ptr, readable: capacity, capacity, _backing: Backing::Reserved(map, None) })
+        Ok(Storage { ptr, readable: AtomicUsize::new(capacity), capacity, _backing: Backing::Reserved(map, None) })
     }
 
     /// The first `len` bytes; `len` is a length some handle was made with.
     #[inline]
     pub fn prefix(&self, len: usize) -> &[u8] {
-        debug_assert!(len <= self.readable);
+        debug_assert!(len <= self.readable.load(Ordering::Acquire));
         if len == 0 {
             return &[];
         }
@@ -173,7 +176,7 @@ impl Storage {
 
     /// All the bytes that exist (for adopting a buffer or a file).
     pub fn all(&self) -> &[u8] {
-        self.prefix(self.readable)
+        self.prefix(self.readable.load(Ordering::Acquire))
     }
 
     /// Whether `extra` bytes can be written at `at` in place.
@@ -189,6 +192,9 @@ impl Storage {
     pub unsafe fn write(&self, at: usize, data: &[u8]) {
         debug_assert!(self.has_room(at, data.len()));
         std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr.add(at), data.len());
+        // Heap storage: the spare capacity just written is now initialized,
+        // readable by the handles made on it.
+        self.readable.fetch_max(at + data.len(), Ordering::Release);
     }
 }
 

@@ -4,12 +4,13 @@
 //! file, and written out at once: memory holds one item plus a slot per
 //! item (and, for a dict root, its keys). Dict key sequences are shared
 //! across items by content. Closing writes the root container, then the
-//! header with the checksum of the whole file, fsyncs and renames the
-//! temporary file into place; until then nothing exists at the path.
+//! header with the checksum of the whole file, fsyncs and moves the file
+//! into place; until then nothing exists at the path, and a process killed
+//! before leaves no file behind (see `files.rs`).
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use bale_core::format::{HEADER_LEN, OFF_CHECKSUM, SLOT_EMPTY_LIST};
 use bale_core::{header_bytes, Builder, ChecksumStream};
@@ -19,6 +20,8 @@ use pyo3::types::PyDict;
 use rustc_hash::FxHashMap;
 
 use crate::compactor::Compactor;
+use crate::errors::os_error;
+use crate::files::Pending;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Root {
@@ -29,7 +32,7 @@ enum Root {
 
 struct Open {
     file: BufWriter<File>,
-    tmp: PathBuf,
+    pending: Pending,
     pos: usize,
     root: Root,
     /// Slots of the list items, or of the dict values.
@@ -50,10 +53,6 @@ pub struct Writer {
     state: Option<Open>,
     key_index: Py<PyDict>,
     done: bool,
-}
-
-fn io_err(path: &Path, e: std::io::Error) -> PyErr {
-    pyo3::exceptions::PyOSError::new_err((e.raw_os_error().unwrap_or(0), e.to_string(), path.to_string_lossy().into_owned()))
 }
 
 impl Writer {
@@ -85,7 +84,7 @@ impl Writer {
         }
         let slot = result?;
         st.flags |= c.flags();
-        write_bytes(st, c.builder.new_bytes()).map_err(|e| io_err(&self.path, e))?;
+        write_bytes(st, c.builder.new_bytes()).map_err(|e| os_error(e, &self.path))?;
         Ok(slot)
     }
 
@@ -102,8 +101,13 @@ impl Writer {
 
     fn abort_file(&mut self) {
         if let Some(st) = self.state.take() {
-            drop(st.file);
-            let _ = std::fs::remove_file(&st.tmp);
+            // Buffered bytes are dropped, not written: in a forked child the
+            // descriptor (and its offset) is the parent's too. An unnamed
+            // file goes with its descriptor; a named one is removed (by the
+            // process that made it).
+            let (file, _unwritten) = st.file.into_parts();
+            drop(file);
+            drop(st.pending);
         }
     }
 
@@ -113,8 +117,6 @@ impl Writer {
             None => return Ok(()),
         };
         let path = self.path.clone();
-        let tmp = st.tmp.clone();
-        let target = path.clone();
         let result = (move || -> std::io::Result<()> {
             let mut b = Builder::continuing(st.pos, 8 * st.slots.len() + 64);
             let root = match st.root {
@@ -145,21 +147,10 @@ impl Writer {
             header[OFF_CHECKSUM..OFF_CHECKSUM + 8].copy_from_slice(&sum.finish().to_le_bytes());
             file.seek(SeekFrom::Start(OFF_CHECKSUM as u64))?;
             file.write_all(&header[OFF_CHECKSUM..OFF_CHECKSUM + 8])?;
-            file.sync_all()?;
-            drop(file);
-            std::fs::rename(&st.tmp, &target)?;
-            if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
-                if let Ok(d) = File::open(dir) {
-                    let _ = d.sync_all();
-                }
-            }
-            Ok(())
+            st.pending.persist(&file)
         })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
         self.done = true;
-        result.map_err(|e| io_err(&path, e))
+        result.map_err(|e| os_error(e, &path))
     }
 }
 
@@ -173,22 +164,18 @@ fn write_bytes(st: &mut Open, bytes: &[u8]) -> std::io::Result<()> {
 impl Writer {
     #[new]
     fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = path.file_name().ok_or_else(|| PyValueError::new_err(format!("{}: not a file path", path.display())))?;
-        let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
-        let tmp = dir.join(format!(".{}.{}-{}.partial", name.to_string_lossy(), std::process::id(), nonce));
-        let file = std::fs::OpenOptions::new().write(true).read(true).create_new(true).open(&tmp).map_err(|e| io_err(&path, e))?;
+        if path.file_name().is_none() {
+            return Err(PyValueError::new_err(format!("{}: not a file path", path.display())));
+        }
+        let (file, pending) = crate::files::create(&path, "partial").map_err(|e| os_error(e, &path))?;
         let mut file = BufWriter::with_capacity(1 << 20, file);
         // Room for the header, written last.
-        file.write_all(&[0u8; HEADER_LEN]).map_err(|e| io_err(&path, e))?;
+        file.write_all(&[0u8; HEADER_LEN]).map_err(|e| os_error(e, &path))?;
         Ok(Writer {
             path,
             state: Some(Open {
                 file,
-                tmp,
+                pending,
                 pos: HEADER_LEN,
                 root: Root::Unset,
                 slots: Vec::new(),
@@ -225,7 +212,7 @@ impl Writer {
         let st = self.open_state()?;
         let mut c = Compactor::new(py, 0).at_offset(st.pos);
         let (kslot, khash) = c.run_key(key)?;
-        write_bytes(st, c.builder.new_bytes()).map_err(|e| io_err(&self.path, e))?;
+        write_bytes(st, c.builder.new_bytes()).map_err(|e| os_error(e, &self.path))?;
         let vslot = self.put(py, value)?;
         let st = self.open_state()?;
         st.keys.push(kslot);
