@@ -151,6 +151,17 @@ pub fn verify_structure(region: &Region<'_>) -> Result<Report> {
     Ok(Report { array_types: v.dtypes.into_iter().collect(), text_arrays: v.text_arrays })
 }
 
+/// Whether an enum member's TYPE has exactly the fields `name`, `value`.
+pub fn enum_fields(r: &Reader<'_>, rec: crate::reader::Record) -> Result<bool> {
+    if rec.len != 2 {
+        return Ok(false);
+    }
+    let named = |i: usize, want: &[u8]| -> Result<bool> {
+        Ok(matches!(r.field_name(rec.ty, i)?, Value::Str(s) if s.width == Width::Ascii && s.units() == want))
+    };
+    Ok(named(0, b"name")? && named(1, b"value")?)
+}
+
 /// Note [Cycles through tuples only]
 /// A CYCLIC region may hold a value that contains itself, as Python data
 /// can: through a list, dict, set or mutable record. Python cannot build a
@@ -431,6 +442,9 @@ impl<'a> Verifier<'a> {
                     if !self.shareable.test_and_set(rec.ty.start / 8) {
                         let r = self.r;
                         r.type_name(rec.ty)?;
+                        if member && !enum_fields(&r, rec)? {
+                            return Err(FormatError::at(rec.ty.start, "an enum member's TYPE does not have exactly the fields name and value"));
+                        }
                         self.check(rec.ty.name, rec.ty.start)?;
                         for i in 0..rec.len {
                             if !matches!(r.field_name(rec.ty, i)?, Value::Str(_)) {

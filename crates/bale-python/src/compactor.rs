@@ -63,9 +63,7 @@ pub(crate) enum Frame {
     Dict { obj: *mut PyObject, shape: u64, items: usize, len: usize, next: usize, base: usize },
     /// A record: `items` holds (field name, value) pairs, the values owned
     /// from `refs` on in `record_refs` when they had to be fetched.
-    /// `fetched`: the values were returned by Python code (a `get=` or a
-    /// property), so they may be temporaries.
-    Record { obj: *mut PyObject, ty: u64, items: usize, refs: usize, len: usize, next: usize, base: usize, member: bool, fetched: bool },
+    Record { obj: *mut PyObject, ty: u64, items: usize, refs: usize, len: usize, next: usize, base: usize, member: bool },
 }
 
 /// The item array of an exact list or tuple.
@@ -158,15 +156,28 @@ pub struct Compactor<'py> {
     /// Whether numpy data was written (its alignment needs aligned memory).
     pub wrote_arrays: bool,
     words: Vec<u64>,
-    /// Addresses used by a cache or a frame since Python code last ran
-    /// (see `Note [Python code during compaction]`).
+    /// Addresses a cache names, used since Python code last ran (see
+    /// `Note [Python code during compaction]`).
     pending: Vec<*mut PyObject>,
-    /// References owned until the compaction ends, taken before Python code runs.
+    /// References owned until the compaction ends: what caches name once
+    /// Python code has run, and last references the walk let go of.
     pins: Vec<Py<PyAny>>,
-    /// `items[..items_pinned]` and the objects of `frames[..frames_pinned]`
-    /// are owned through `pins`.
+    /// References taken before Python code runs to the containers being
+    /// walked (by depth) and to their entries still to visit (by index in
+    /// `items`), let go of when their frame closes.
+    frame_pins: Vec<(usize, *mut PyObject)>,
+    item_pins: Vec<(usize, *mut PyObject)>,
+    /// `items[..items_pinned]` and `frames[..frames_pinned]` are pinned.
     items_pinned: usize,
     frames_pinned: usize,
+    /// Containers whose keys or elements are being stored before their
+    /// frame exists (a dict's shape, a set's elements).
+    entering: Vec<*mut PyObject>,
+    /// How many steps of Python code have run (decisions that Python code
+    /// can invalidate are remade when it changes).
+    python_runs: u64,
+    /// Whether the cyclic GC was enabled when the walk began.
+    gc_was_enabled: bool,
 }
 
 // Note [Python code during compaction]
@@ -187,6 +198,14 @@ pub struct Compactor<'py> {
 // raises `CompactError` naming the place ("changed size during compaction")
 // if not. Lists are read live, item by item, so a list changed in place
 // gives its new items, never freed memory.
+
+impl Drop for Compactor<'_> {
+    fn drop(&mut self) {
+        for (_, p) in self.frame_pins.drain(..).chain(self.item_pins.drain(..)) {
+            unsafe { ffi::Py_DecRef(p) };
+        }
+    }
+}
 
 fn type_name(obj: *mut PyObject) -> String {
     unsafe {
@@ -227,8 +246,13 @@ impl<'py> Compactor<'py> {
             words: Vec::new(),
             pending: Vec::new(),
             pins: Vec::new(),
+            frame_pins: Vec::new(),
+            item_pins: Vec::new(),
             items_pinned: 0,
             frames_pinned: 0,
+            entering: Vec::new(),
+            python_runs: 0,
+            gc_was_enabled: false,
         }
     }
 
@@ -238,26 +262,48 @@ impl<'py> Compactor<'py> {
         self.pending.push(obj);
     }
 
-    /// Owns a reference to each address used since Python code last ran,
-    /// to each container being walked and to each dict entry still to be
-    /// visited. The one-entry cache of the last key sequence is dropped instead.
+    /// Owns, until the compaction ends, an object whose address a cache
+    /// keeps (the cache may outlive every other reference to it).
+    fn own(&mut self, obj: *mut PyObject) {
+        self.pins.push(unsafe { Bound::from_borrowed_ptr(self.py, obj) }.unbind());
+    }
+
+    /// Lets go of an owned reference without ever running Python code: a
+    /// last reference (whose release would run finalizers and weakref
+    /// callbacks) is kept until the compaction ends.
+    unsafe fn release(&mut self, obj: *mut PyObject) {
+        if ffi::Py_REFCNT(obj) > 1 {
+            ffi::Py_DecRef(obj);
+        } else {
+            self.pins.push(Bound::from_owned_ptr(self.py, obj).unbind());
+        }
+    }
+
+    /// Before Python code runs: owns each address cached since the last
+    /// step, each container being walked or entered, and each dict entry
+    /// still to visit. The one-entry cache of the last key sequence is
+    /// dropped instead.
     unsafe fn pin(&mut self) {
-        let py = self.py;
         self.last_shape = None;
-        for i in self.frames_pinned..self.frames.len() {
-            self.pins.push(Bound::from_borrowed_ptr(py, self.frames[i].obj()).unbind());
+        for p in std::mem::take(&mut self.pending) {
+            self.own(p);
+        }
+        for p in self.entering.clone() {
+            self.own(p);
+        }
+        for depth in self.frames_pinned..self.frames.len() {
+            let obj = self.frames[depth].obj();
+            ffi::Py_IncRef(obj);
+            self.frame_pins.push((depth, obj));
         }
         self.frames_pinned = self.frames.len();
-        self.pins.reserve(self.pending.len() + 2 * (self.items.len().saturating_sub(self.items_pinned)));
-        for p in self.pending.drain(..) {
-            self.pins.push(Bound::from_borrowed_ptr(py, p).unbind());
-        }
         for i in self.items_pinned..self.items.len() {
             // A table's shape is found with keys only (null values).
             let (k, v) = self.items[i];
             for p in [k, v] {
                 if !p.is_null() {
-                    self.pins.push(Bound::from_borrowed_ptr(py, p).unbind());
+                    ffi::Py_IncRef(p);
+                    self.item_pins.push((i, p));
                 }
             }
         }
@@ -267,6 +313,13 @@ impl<'py> Compactor<'py> {
     pub(crate) fn truncate_items(&mut self, len: usize) {
         self.items.truncate(len);
         self.items_pinned = self.items_pinned.min(len);
+        while let Some(&(i, p)) = self.item_pins.last() {
+            if i < len {
+                break;
+            }
+            self.item_pins.pop();
+            unsafe { self.release(p) };
+        }
     }
 
     /// Runs `step`, which may run Python code, with `obj` (the value being
@@ -275,7 +328,10 @@ impl<'py> Compactor<'py> {
     pub(crate) unsafe fn python<T>(&mut self, obj: *mut PyObject, step: impl FnOnce(&mut Self) -> PyResult<T>) -> PyResult<T> {
         self.remember(obj);
         self.pin();
+        self.python_runs += 1;
         let out = step(self);
+        // The code may have turned the collector back on (`gc.enable()`).
+        ffi::PyGC_Disable();
         self.check_unchanged()?;
         out
     }
@@ -346,10 +402,10 @@ impl<'py> Compactor<'py> {
         // The cyclic GC stays off: its finalizers are Python code that could
         // free what the walk holds borrowed (`Note [Python code during compaction]`).
         unsafe {
-            let gc_was_enabled = ffi::PyGC_Disable();
+            self.gc_was_enabled = ffi::PyGC_Disable() != 0;
             self.remember(root.as_ptr());
             let out = self.walk(root);
-            if gc_was_enabled != 0 {
+            if self.gc_was_enabled {
                 ffi::PyGC_Enable();
             }
             out
@@ -398,7 +454,7 @@ impl<'py> Compactor<'py> {
                             self.finish_frame(slot, base);
                         }
                     }
-                    Frame::Record { ty, items, refs, len, next, base, fetched, .. } => {
+                    Frame::Record { ty, items, refs, len, next, base, .. } => {
                         if *next < *len {
                             let child = self.items[*items + *next].1;
                             *next += 1;
@@ -406,15 +462,13 @@ impl<'py> Compactor<'py> {
                                 self.slots.push(s);
                             }
                         } else {
-                            let (ty, items, refs, base, fetched) = (*ty, *items, *refs, *base, *fetched);
+                            let (ty, items, refs, base) = (*ty, *items, *refs, *base);
                             let slot = self.builder.record(ty, &self.slots[base..]);
-                            if fetched {
-                                // Values made by Python code die with `record_refs`:
-                                // whatever a cache names among them is owned first.
-                                self.pin();
-                            }
                             self.truncate_items(items);
-                            self.record_refs.truncate(refs);
+                            // Values fetched by Python code may be temporaries.
+                            for v in self.record_refs.split_off(refs) {
+                                self.release(v.into_ptr());
+                            }
                             self.finish_frame(slot, base);
                         }
                     }
@@ -429,6 +483,7 @@ impl<'py> Compactor<'py> {
     fn finish_frame(&mut self, slot: u64, base: usize) {
         if let Some(&Frame::Record { obj, member: true, .. }) = self.frames.last() {
             self.members.insert(obj as usize, slot);
+            self.own(obj);
         }
         if self.share {
             let depth = self.frames.len() - 1;
@@ -438,6 +493,7 @@ impl<'py> Compactor<'py> {
             if unsafe { ffi::Py_REFCNT(obj) } > 1 {
                 self.active.remove(&(obj as usize));
                 self.memo.insert(obj as usize, slot);
+                self.own(obj);
             }
         }
         self.slots.truncate(base);
@@ -459,7 +515,15 @@ impl<'py> Compactor<'py> {
 
     fn pop_frame(&mut self) {
         if let Some(f) = self.frames.pop() {
-            self.frames_pinned = self.frames_pinned.min(self.frames.len());
+            let depth = self.frames.len();
+            self.frames_pinned = self.frames_pinned.min(depth);
+            while let Some(&(d, p)) = self.frame_pins.last() {
+                if d < depth {
+                    break;
+                }
+                self.frame_pins.pop();
+                unsafe { self.release(p) };
+            }
             if self.frames.len() >= LINEAR_PATH && f.mutable() {
                 self.deep_path.remove(&(f.obj() as usize));
             }
@@ -637,7 +701,7 @@ impl<'py> Compactor<'py> {
                     // thaw: it needs a place of its own to be one object.
                     let slot = self.builder.empty_list_object();
                     self.memo.insert(obj as usize, slot);
-                    self.remember(obj);
+                    self.own(obj);
                     return Ok(Some(slot));
                 }
                 return Ok(Some(if tuple { SLOT_EMPTY_TUPLE } else { SLOT_EMPTY_LIST }));
@@ -652,7 +716,7 @@ impl<'py> Compactor<'py> {
                 if let Some(slot) = self.number_list(items, len) {
                     if self.share && ffi::Py_REFCNT(obj) > 1 {
                         self.memo.insert(obj as usize, slot);
-                        self.remember(obj);
+                        self.own(obj);
                     }
                     return Ok(Some(slot));
                 }
@@ -707,7 +771,7 @@ impl<'py> Compactor<'py> {
             let slot = self.set_slot(obj, tp == addr_of_mut!(ffi::PyFrozenSet_Type))?;
             if self.share && ffi::Py_REFCNT(obj) > 1 {
                 self.memo.insert(obj as usize, slot);
-                self.remember(obj);
+                self.own(obj);
             }
             return Ok(Some(slot));
         }
@@ -814,9 +878,9 @@ impl<'py> Compactor<'py> {
         let n = fields.len();
         let items = self.items.len();
         let refs = self.record_refs.len();
-        // NamedTuple items are borrowed from the tuple, which the frame keeps.
-        let mut plain = true;
+        let plain;
         if flavor == FLAVOR_NAMEDTUPLE && getter.is_none() {
+            // NamedTuple items are borrowed from the tuple, which the frame keeps.
             if ffi::Py_SIZE(obj) as usize != n {
                 return Err(CompactError::new_err(format!("{}: {} has {} items for {} fields", self.path(), type_name(obj), ffi::Py_SIZE(obj), n)));
             }
@@ -824,7 +888,6 @@ impl<'py> Compactor<'py> {
                 self.items.push((f, ffi::PyTuple_GET_ITEM(obj, i as ffi::Py_ssize_t)));
             }
         } else if let Some(g) = getter {
-            plain = false;
             let values: Vec<Bound<'_, PyAny>> = self.python(obj, |_| {
                 let values = g.bind(py).call1((Bound::from_borrowed_ptr(py, obj),))?;
                 values.try_iter()?.collect::<PyResult<_>>()
@@ -845,8 +908,17 @@ impl<'py> Compactor<'py> {
         } else {
             // Plain attributes (a dataclass's fields) are read without Python
             // code, so without pinning (`Note [Python code during compaction]`).
+            // Python code can change a class: the answer holds until it runs.
+            let runs = self.python_runs;
             plain = match self.handler(tp)? {
-                Handler::Record(info) => *info.plain_attrs.get_or_insert_with(|| crate::typed::attrs_run_no_python(tp, &info.attrs)),
+                Handler::Record(info) => match info.plain_attrs {
+                    Some((at, answer)) if at == runs => answer,
+                    _ => {
+                        let answer = crate::typed::attrs_run_no_python(tp, &info.attrs);
+                        info.plain_attrs = Some((runs, answer));
+                        answer
+                    }
+                },
                 _ => false,
             };
             for (&a, &f) in attrs.iter().zip(&fields) {
@@ -864,8 +936,7 @@ impl<'py> Compactor<'py> {
         }
         // Enum members are singletons: each is written once (see finish_frame).
         let member = flavor == FLAVOR_ENUM || flavor == FLAVOR_ENUM_MIXIN;
-        let fetched = !plain;
-        self.push_frame(Frame::Record { obj, ty, items, refs, len: n, next: 0, base: self.slots.len(), member, fetched });
+        self.push_frame(Frame::Record { obj, ty, items, refs, len: n, next: 0, base: self.slots.len(), member });
         Ok(())
     }
 
@@ -1012,7 +1083,10 @@ impl<'py> Compactor<'py> {
     }
 
     unsafe fn set_slot(&mut self, obj: *mut PyObject, frozen: bool) -> PyResult<u64> {
-        let (slots, hashes) = self.elements(obj, 0).map_err(|f| self.key_failure(f, "{...}".to_string()))?;
+        self.entering.push(obj);
+        let elements = self.elements(obj, 0);
+        self.entering.pop();
+        let (slots, hashes) = elements.map_err(|f| self.key_failure(f, "{...}".to_string()))?;
         Ok(self.builder.set(frozen, &slots, &hashes))
     }
 
@@ -1025,12 +1099,18 @@ impl<'py> Compactor<'py> {
             let e = ffi::PyIter_Next(it.as_ptr());
             if e.is_null() {
                 if let Some(err) = PyErr::take(self.py) {
+                    if err.is_instance_of::<pyo3::exceptions::PyRuntimeError>(self.py) {
+                        // "Set changed size during iteration": by code compaction ran.
+                        return Err(KeyFailure::Refused("set changed size during compaction (by code that compaction ran)".into()));
+                    }
                     return Err(err.into());
                 }
                 break;
             }
-            let e = Bound::from_owned_ptr(self.py, e);
-            let (s, h) = self.key(e.as_ptr(), depth)?;
+            let stored = self.key(e, depth);
+            // The set may have let go of `e` meanwhile: never free it here.
+            self.release(e);
+            let (s, h) = stored?;
             slots.push(s);
             hashes.push(h);
         }
@@ -1187,7 +1267,11 @@ impl<'py> Compactor<'py> {
             self.items.push((k, v));
             self.key_ptrs.push(k as usize);
         }
-        let shape = self.shape_of(items, n)?;
+        // Storing a key may run Python code before the dict has a frame.
+        self.entering.push(obj);
+        let shape = self.shape_of(items, n);
+        self.entering.pop();
+        let shape = shape?;
         self.push_frame(Frame::Dict { obj, shape, items, len: n, next: 0, base: self.slots.len() });
         Ok(())
     }
@@ -1274,5 +1358,5 @@ pub fn node_slot(node: Node) -> Option<u64> {
 pub fn compact_scratch(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<(Vec<u8>, u64)> {
     let mut c = Compactor::new(py, 256);
     let slot = c.run(obj)?;
-    Ok((c.builder.into_raw(), slot))
+    Ok((std::mem::take(&mut c.builder).into_raw(), slot))
 }

@@ -201,7 +201,12 @@ impl RecordView {
         let qualified = format!("{}.{}", cls.module()?, cls.qualname()?);
         if qualified == name {
             if self.rec.ty.flavor == FLAVOR_ENUM || self.rec.ty.flavor == FLAVOR_ENUM_MIXIN {
-                return Ok(Some(other.getattr("_name_")?.eq(mine.get_item(0)?)? && other.getattr("_value_")?.eq(mine.get_item(1)?)?));
+                let (Ok(member_name), Ok(member_value), 2) = (other.getattr("_name_"), other.getattr("_value_"), mine.len()) else {
+                    return Err(ThawError::new_err(format!(
+                        "{name} is stored as an enum member, but this process's {name} is not an Enum (or the record is damaged)"
+                    )));
+                };
+                return Ok(Some(member_name.eq(mine.get_item(0)?)? && member_value.eq(mine.get_item(1)?)?));
             }
             for (i, f) in fields.iter().enumerate() {
                 match other.getattr(f.cast_into::<PyString>()?) {

@@ -90,7 +90,8 @@ pub struct Region {
     /// Unique among all handles ever made in this process: what caches of
     /// decoded data are keyed by (an address may be reused, an id is not).
     id: u64,
-    /// Written by this process or verified: every hash index is consistent.
+    /// Written by this process into memory only it writes: every hash index
+    /// is consistent.
     trusted: bool,
     /// Otherwise, the tables (by start) whose index has been checked since
     /// a lookup in them found nothing (see `Region::check_index_once`).
@@ -127,7 +128,9 @@ impl Region {
             grown: false,
             standalone: OnceLock::new(),
             id: new_id(),
-            trusted: verify,
+            // Verified bytes are not enough: a buffer, a mapped file or a
+            // shared segment can change after the check.
+            trusted: false,
             checked_indexes: Mutex::default(),
         };
         if verify {

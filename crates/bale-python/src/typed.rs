@@ -80,19 +80,22 @@ pub struct RecordInfo {
     /// The TYPE object once written by this compaction.
     pub type_slot: Option<u64>,
     /// Whether reading `attrs` with `getattr` runs no Python code (see
-    /// `attrs_run_no_python`); decided on the first instance.
-    pub plain_attrs: Option<bool>,
+    /// `attrs_run_no_python`), and the count of Python steps the
+    /// compaction had run when that was decided (code can change a class).
+    pub plain_attrs: Option<(u64, bool)>,
 }
 
 /// Whether `getattr(obj, name)` runs no Python code for every name of
 /// `attrs` on instances of `tp`: the type keeps the generic attribute
-/// lookup, and no class of its MRO but `object` holds the name as anything
-/// but a slot (a member descriptor) or a plain class attribute (no
-/// `__get__`). Then the value comes from the instance's dict or a slot, or
-/// is a plain class attribute. Properties, `__getattr__` and
-/// `__getattribute__` are Python code.
+/// lookup, its instances have no `__dict__` (whose lookups may compare a
+/// non-str key with `__eq__`), every class of its MRO but `object` has only
+/// exact str keys in its dict and holds each name, if at all, as a slot (a
+/// member descriptor) or a plain class attribute (no `__get__`).
+/// Properties, `__getattr__` and `__getattribute__` are Python code.
 pub unsafe fn attrs_run_no_python(tp: *mut ffi::PyTypeObject, attrs: &[Py<PyString>]) -> bool {
-    if (*tp).tp_getattro != Some(ffi::PyObject_GenericGetAttr) {
+    /// `Py_TPFLAGS_MANAGED_DICT` (3.11+): instances have a `__dict__` kept by the interpreter.
+    const MANAGED_DICT: std::ffi::c_ulong = 1 << 4;
+    if (*tp).tp_getattro != Some(ffi::PyObject_GenericGetAttr) || (*tp).tp_dictoffset != 0 || (*tp).tp_flags & MANAGED_DICT != 0 {
         return false;
     }
     let mro = (*tp).tp_mro;
@@ -108,6 +111,12 @@ pub unsafe fn attrs_run_no_python(tp: *mut ffi::PyTypeObject, attrs: &[Py<PyStri
         let dict = (*(base as *mut ffi::PyTypeObject)).tp_dict;
         if dict.is_null() || ffi::PyDict_CheckExact(dict) == 0 {
             return false;
+        }
+        let (mut pos, mut key, mut value) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+        while ffi::PyDict_Next(dict, &mut pos, &mut key, &mut value) != 0 {
+            if ffi::PyUnicode_CheckExact(key) == 0 {
+                return false;
+            }
         }
         for a in attrs {
             let found = ffi::PyDict_GetItemWithError(dict, a.as_ptr());
@@ -266,7 +275,9 @@ fn moment_parts(
         }
         Some(tz) => {
             let zi = zoneinfo_class(py)?;
-            if !tz.is_instance(zi.bind(py))? {
+            // Exactly ZoneInfo: a subclass may answer differently than the
+            // ZoneInfo its key rebuilds.
+            if !tz.get_type().is(zi.bind(py)) {
                 return Err(CompactError::new_err(format!(
                     "cannot compact a {} with tzinfo of type {} (bale stores datetime.timezone and zoneinfo.ZoneInfo zones)",
                     core_typed::kind_name(kind),
@@ -498,6 +509,9 @@ pub fn build_record(py: Python<'_>, res: &Resolved, values: Bound<'_, PyTuple>) 
             Ok(new.bind(py).call1((cls, values))?.unbind())
         }
         FLAVOR_ENUM | FLAVOR_ENUM_MIXIN => {
+            if values.len() != 2 {
+                return Err(malformed("an enum member's record does not hold exactly its name and value"));
+            }
             let value = values.get_item(1)?;
             // The member for the value, as `cls(value)` finds it.
             cls.call1((value,)).map(Bound::unbind).map_err(|e| crate::errors::ThawError::new_err(format!("cannot thaw enum member: {}", e.value(py))))
