@@ -285,11 +285,12 @@ impl<'py> Compactor<'py> {
     /// dropped instead.
     unsafe fn pin(&mut self) {
         self.last_shape = None;
-        for p in std::mem::take(&mut self.pending) {
-            self.own(p);
+        for i in 0..self.pending.len() {
+            self.own(self.pending[i]);
         }
-        for p in self.entering.clone() {
-            self.own(p);
+        self.pending.clear();
+        for i in 0..self.entering.len() {
+            self.own(self.entering[i]);
         }
         for depth in self.frames_pinned..self.frames.len() {
             let obj = self.frames[depth].obj();
@@ -326,10 +327,11 @@ impl<'py> Compactor<'py> {
     /// visited) and everything the compactor names by address kept alive;
     /// then checks that no list or dict being walked changed its length.
     pub(crate) unsafe fn python<T>(&mut self, obj: *mut PyObject, step: impl FnOnce(&mut Self) -> PyResult<T>) -> PyResult<T> {
-        self.remember(obj);
         self.pin();
         self.python_runs += 1;
+        ffi::Py_IncRef(obj);
         let out = step(self);
+        self.release(obj);
         // The code may have turned the collector back on (`gc.enable()`).
         ffi::PyGC_Disable();
         self.check_unchanged()?;
@@ -466,7 +468,8 @@ impl<'py> Compactor<'py> {
                             let slot = self.builder.record(ty, &self.slots[base..]);
                             self.truncate_items(items);
                             // Values fetched by Python code may be temporaries.
-                            for v in self.record_refs.split_off(refs) {
+                            while self.record_refs.len() > refs {
+                                let v = self.record_refs.pop().expect("longer than refs");
                                 self.release(v.into_ptr());
                             }
                             self.finish_frame(slot, base);
@@ -834,7 +837,20 @@ impl<'py> Compactor<'py> {
     unsafe fn enter_record(&mut self, obj: *mut PyObject, tp: *mut ffi::PyTypeObject) -> PyResult<()> {
         self.check_cycle(obj)?;
         let py = self.py;
+        let runs = self.python_runs;
         let Handler::Record(info) = self.handler(tp)? else { unreachable!("a record handler") };
+        // Plain attributes (slots) are read without Python code, so without
+        // pinning (`Note [Python code during compaction]`). Python code can
+        // change a class: the answer holds until it runs.
+        let plain = info.getter.is_none()
+            && match info.plain_attrs {
+                Some((at, answer)) if at == runs => answer,
+                _ => {
+                    let answer = crate::typed::attrs_run_no_python(tp, &info.attrs);
+                    info.plain_attrs = Some((runs, answer));
+                    answer
+                }
+            };
         let (flavor, getter) = (info.flavor, info.getter.as_ref().map(|g| g.clone_ref(py)));
         let name = info.name.clone();
         let fields: Vec<*mut PyObject> = info.fields.iter().map(|f| f.as_ptr()).collect();
@@ -878,7 +894,6 @@ impl<'py> Compactor<'py> {
         let n = fields.len();
         let items = self.items.len();
         let refs = self.record_refs.len();
-        let plain;
         if flavor == FLAVOR_NAMEDTUPLE && getter.is_none() {
             // NamedTuple items are borrowed from the tuple, which the frame keeps.
             if ffi::Py_SIZE(obj) as usize != n {
@@ -906,32 +921,31 @@ impl<'py> Compactor<'py> {
                 self.record_refs.push(v.unbind());
             }
         } else {
-            // Plain attributes (a dataclass's fields) are read without Python
-            // code, so without pinning (`Note [Python code during compaction]`).
-            // Python code can change a class: the answer holds until it runs.
-            let runs = self.python_runs;
-            plain = match self.handler(tp)? {
-                Handler::Record(info) => match info.plain_attrs {
-                    Some((at, answer)) if at == runs => answer,
-                    _ => {
-                        let answer = crate::typed::attrs_run_no_python(tp, &info.attrs);
-                        info.plain_attrs = Some((runs, answer));
-                        answer
-                    }
-                },
-                _ => false,
+            // All fields in one step: each value is owned (in `record_refs`)
+            // as soon as it is read, so the reads need no pinning between them.
+            let read_all = |c: &mut Self| -> PyResult<()> {
+                for (&a, &f) in attrs.iter().zip(&fields) {
+                    let v = Bound::from_owned_ptr_or_err(py, ffi::PyObject_GetAttr(obj, a)).map_err(|e| {
+                        if e.is_instance_of::<CompactError>(py) {
+                            return e;
+                        }
+                        CompactError::new_err(format!(
+                            "{}: cannot read field {} of {}: {}",
+                            c.path(),
+                            Bound::from_borrowed_ptr(py, f),
+                            type_name(obj),
+                            e.value(py)
+                        ))
+                    })?;
+                    c.items.push((f, v.as_ptr()));
+                    c.record_refs.push(v.unbind());
+                }
+                Ok(())
             };
-            for (&a, &f) in attrs.iter().zip(&fields) {
-                let read = |_: &mut Self| Bound::from_owned_ptr_or_err(py, ffi::PyObject_GetAttr(obj, a));
-                let v = if plain { read(self) } else { self.python(obj, read) };
-                let v = v.map_err(|e| {
-                    if e.is_instance_of::<CompactError>(py) {
-                        return e;
-                    }
-                    CompactError::new_err(format!("{}: cannot read field {} of {}: {}", self.path(), Bound::from_borrowed_ptr(py, f), type_name(obj), e.value(py)))
-                })?;
-                self.items.push((f, v.as_ptr()));
-                self.record_refs.push(v.unbind());
+            if plain {
+                read_all(self)?
+            } else {
+                self.python(obj, read_all)?
             }
         }
         // Enum members are singletons: each is written once (see finish_frame).
