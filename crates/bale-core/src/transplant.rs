@@ -384,6 +384,9 @@ impl Transplant {
 
     /// Slots in `dst` and key hashes of the entries of a set or shape.
     fn elements(&mut self, src: &Reader<'_>, dst: &mut Builder, t: Table, depth: usize) -> Result<(Vec<u64>, Vec<u64>)> {
+        // A copy gets a fresh index, so a damaged one would go unseen:
+        // keys held twice or not stored canonically are refused here.
+        crate::verify::check_table(src, t)?;
         let mut slots = Vec::with_capacity(t.len);
         let mut hashes = Vec::with_capacity(t.len);
         for i in 0..t.len {

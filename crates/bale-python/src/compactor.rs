@@ -155,6 +155,10 @@ pub struct Compactor<'py> {
     members: FxHashMap<usize, u64>,
     /// Whether numpy data was written (its alignment needs aligned memory).
     pub wrote_arrays: bool,
+    /// Whether a view of a region this process did not write was copied:
+    /// its encodings are copied as they are, checked or not, so the result
+    /// is not known to be consistent either (see `Region::written_here`).
+    pub copied_unchecked: bool,
     words: Vec<u64>,
     /// Addresses a cache names, used since Python code last ran (see
     /// `Note [Python code during compaction]`).
@@ -176,8 +180,6 @@ pub struct Compactor<'py> {
     /// How many steps of Python code have run (decisions that Python code
     /// can invalidate are remade when it changes).
     python_runs: u64,
-    /// Whether the cyclic GC was enabled when the walk began.
-    gc_was_enabled: bool,
 }
 
 // Note [Python code during compaction]
@@ -243,6 +245,7 @@ impl<'py> Compactor<'py> {
             record_refs: Vec::new(),
             members: FxHashMap::default(),
             wrote_arrays: false,
+            copied_unchecked: false,
             words: Vec::new(),
             pending: Vec::new(),
             pins: Vec::new(),
@@ -252,7 +255,6 @@ impl<'py> Compactor<'py> {
             frames_pinned: 0,
             entering: Vec::new(),
             python_runs: 0,
-            gc_was_enabled: false,
         }
     }
 
@@ -404,13 +406,9 @@ impl<'py> Compactor<'py> {
         // The cyclic GC stays off: its finalizers are Python code that could
         // free what the walk holds borrowed (`Note [Python code during compaction]`).
         unsafe {
-            self.gc_was_enabled = ffi::PyGC_Disable() != 0;
+            let _pause = crate::gc_pause::GcPause::begin();
             self.remember(root.as_ptr());
-            let out = self.walk(root);
-            if self.gc_was_enabled {
-                ffi::PyGC_Enable();
-            }
-            out
+            self.walk(root)
         }
     }
 
@@ -1056,6 +1054,7 @@ impl<'py> Compactor<'py> {
                 return Ok(Some(slot));
             }
         }
+        self.copied_unchecked |= !reg.is_trusted();
         let key = region.as_ptr() as usize;
         let share = self.share;
         let (_, t) = self

@@ -8,6 +8,7 @@ mod convert;
 mod dict_entries;
 mod errors;
 mod fastslots;
+mod gc_pause;
 mod files;
 mod info;
 mod ints;
@@ -42,11 +43,12 @@ fn compact(py: Python<'_>, obj: &Bound<'_, PyAny>, share: bool) -> PyResult<Py<R
     let mut c = compactor::Compactor::new(py, 1 << 16).share(share);
     let root = c.run(obj)?;
     let bytes = c.region_bytes(root);
+    let checked = |r: Region| if c.copied_unchecked { r } else { r.written_here() };
     if c.wrote_arrays {
         let (storage, len) = Storage::owned_aligned(bytes).map_err(|e| PyOSError::new_err(e.to_string()))?;
-        return new_region(py, Region::adopt_prefix(py, storage, len, false)?.written_here());
+        return new_region(py, checked(Region::adopt_prefix(py, storage, len, false)?));
     }
-    new_region(py, Region::adopt(py, Storage::owned(bytes), false)?.written_here())
+    new_region(py, checked(Region::adopt(py, Storage::owned(bytes), false)?))
 }
 
 pub(crate) fn new_region(py: Python<'_>, region: Region) -> PyResult<Py<Region>> {

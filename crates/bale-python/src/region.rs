@@ -145,6 +145,11 @@ impl Region {
         self
     }
 
+    /// Whether this region was written here (see `written_here`).
+    pub fn is_trusted(&self) -> bool {
+        self.trusted
+    }
+
     /// Before a lookup that found nothing in `table` is believed, in a
     /// region neither written here nor verified: checks once that the
     /// table's keys are stored canonically and its hash index leads to
@@ -428,7 +433,9 @@ impl Region {
             flags |= FLAG_SHARED | FLAG_CYCLIC;
         }
         b.set_flags(flags);
-        crate::new_region(py, Region::adopt(py, Storage::owned(b.finish(root)), false)?.written_here())
+        let copy = Region::adopt(py, Storage::owned(b.finish(root)), false)?;
+        // A copy is as consistent as what it was copied from.
+        crate::new_region(py, if self.trusted { copy.written_here() } else { copy })
     }
 
     /// Regions are immutable: a copy is the region itself.

@@ -124,12 +124,8 @@ pub fn thaw_bounded(
         counting: max_depth != usize::MAX || region.is_cyclic(),
     };
     unsafe {
-        let gc_was_enabled = ffi::PyGC_Disable();
-        let result = t.run(v);
-        if gc_was_enabled != 0 {
-            ffi::PyGC_Enable();
-        }
-        result
+        let _pause = crate::gc_pause::GcPause::begin();
+        t.run(v)
     }
 }
 

@@ -216,7 +216,9 @@ fn find_by_index(region: &Region, table: Table, key: &Bound<'_, PyAny>) -> PyRes
     match found {
         Some(Some(f)) => Ok(f),
         Some(None) => {
-            key.hash().map_err(|_| unhashable(key))?;
+            // Only "unhashable" is a TypeError here: a FormatError or a
+            // RecursionError from hashing a view goes through as it is.
+            key.hash().map_err(|e| if e.is_instance_of::<PyTypeError>(key.py()) { unhashable(key) } else { e })?;
             let py = key.py();
             for i in 0..table.len {
                 let k = crate::thawing::thaw_value(py, region, r.table_item(table, i).map_err(format_error)?)?;
