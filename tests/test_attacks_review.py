@@ -369,3 +369,96 @@ def test_mutated_record_regions_with_fixed_checksums():
         print("read", n)
     """, timeout=600)
     assert "read" in out
+
+
+@SHARE
+def test_region_append_with_get_clearing_a_list_at_depth(share):
+    out = child(f"""
+        import bale
+        R = bale.compact({{"base": ["z" * 40] * 3}})
+        inner = []
+        class C: pass
+        bale.register(C, ["x"], get=lambda o: (inner.clear(), 1)[1:])
+        inner.extend([[i, str(i) * 30] for i in range(20)] + [C()] + [[i] * 9 for i in range(200)])
+        try:
+            R.append({{"a": [inner], "view": R.root}}, share={share})
+        except bale.CompactError as e:
+            assert "changed size" in str(e), e
+            print("refused")
+        R2 = R.append({{"after": R.root}}, share={share})
+        assert bale.thaw(R2.root) == {{"after": {{"base": ["z" * 40] * 3}}}}
+    """)
+    assert "refused" in out
+
+
+def test_writer_item_whose_get_mutates_is_refused_and_not_written(tmp_path):
+    child(f"""
+        import bale
+        path = {str(tmp_path / "w.bale")!r}
+        d = {{}}
+        class C: pass
+        bale.register(C, ["x"], get=lambda o: (d.pop("k3", None), 1)[1:])
+        d.update({{f"k{{i}}": [i, "v" * 30] for i in range(6)}})
+        d["c"] = C()
+        with bale.Writer(path) as w:
+            w.append(["first", "a" * 40])
+            try:
+                w.append({{"d": d}})
+                raise SystemExit("mutation not noticed")
+            except bale.CompactError as e:
+                assert "changed size" in str(e), e
+            w.append(["last", {{f"k{{i}}": [i, "v" * 30] for i in range(6)}}])
+        r = bale.open(path, verify=True)
+        assert bale.thaw(r.root) == [["first", "a" * 40], ["last", {{f"k{{i}}": [i, "v" * 30] for i in range(6)}}]]
+    """)
+
+
+def test_share_container_dropped_while_its_frame_is_open_is_not_confused():
+    # The container is being walked when the callback drops it and makes a
+    # new one: it is pinned, so the new one cannot take its address.
+    child("""
+        import bale
+        L = []
+        keep = {}
+        class G: pass
+        def get(o):
+            L[0] = None
+            del keep["a"]
+            for _ in range(50):
+                b = ["new", "list", 12345, "n" * 30]
+                keep.setdefault("b", []).append(b)
+            L[1] = keep["b"][-1]
+            return (1,)
+        bale.register(G, ["y"], get=get, make=lambda y: ("G", y))
+        a = ["old", G(), "o" * 30]
+        keep["a"] = a
+        L.extend([a, None])
+        del a
+        out = bale.thaw(bale.compact(L, share=True).root)
+        assert out[0] == ["old", ("G", 1), "o" * 30], out
+        assert out[1] == ["new", "list", 12345, "n" * 30], out
+    """)
+
+
+@SHARE
+def test_dict_values_replaced_by_python_code_give_a_consistent_snapshot(share):
+    child(f"""
+        import bale
+        d = {{}}
+        class C: pass
+        def get(o):
+            for k in list(d):
+                if k != "c":
+                    d[k] = ["replaced", "r" * 40]
+            return (1,)
+        bale.register(C, ["x"], get=get, make=lambda x: ("C", x))
+        d.update({{f"a{{i}}": [i, "v" * 30] for i in range(10)}})
+        d["c"] = C()
+        d.update({{f"z{{i}}": [i, "w" * 30] for i in range(10)}})
+        out = bale.thaw(bale.compact([d, d], share={share}).root)
+        for i in range(10):
+            assert out[0][f"a{{i}}"] == [i, "v" * 30]
+            assert out[0][f"z{{i}}"] in ([i, "w" * 30], ["replaced", "r" * 40])
+        assert out[0]["c"] == ("C", 1)
+        bale.load(bytes(bale.compact([d, d], share={share})), verify=True)
+    """)
