@@ -462,3 +462,43 @@ def test_dict_values_replaced_by_python_code_give_a_consistent_snapshot(share):
         assert out[0]["c"] == ("C", 1)
         bale.load(bytes(bale.compact([d, d], share={share})), verify=True)
     """)
+
+
+def test_append_of_an_unverified_view_keeps_lookups_checked():
+    # The copy keeps the source's doubt: a key at a non-minimal width is a
+    # FormatError on lookup, never a KeyError for a key iteration lists.
+    child(prefix=CRAFT, code="""
+        d = {"abcdefghi": 1, "zzzzzzzzz": 2}
+        b = bytearray(bytes(bale.compact(d)))
+        for o in range(64, len(b), 8):
+            w = struct.unpack_from("<Q", b, o)[0]
+            if w & 7 == 4 and (w >> 3) & 3 == 0 and (w >> 5) & 0xFFFF == 9:
+                struct.pack_into("<Q", b, o, w | (1 << 3))
+                break
+        src = bale.load(fix(b))
+        for v in (src.root, bale.compact(["x"]).append(src.root).root):
+            for k in list(v.keys()):
+                try:
+                    v[k]
+                except bale.FormatError:
+                    pass
+    """)
+
+
+def test_tuple_only_cycle_copied_from_an_unverified_view_stays_refused():
+    child(prefix=CRAFT, code="""
+        import pickle
+        l = [1]; l.append(l)
+        src = bale.load(list_tags_to_tuple(bytes(bale.compact(l, share=True))))
+        for out in (bale.compact([src.root]), bale.compact([src.root], share=True), bale.compact(["x"]).append([src.root])):
+            v = out.root[0]
+            for op in (repr, hash, bale.thaw, lambda v: pickle.loads(pickle.dumps(v)), lambda v: v < v):
+                try:
+                    op(v)
+                except ALLOWED:
+                    pass
+            try:
+                out.verify()
+            except bale.FormatError:
+                pass
+    """)
