@@ -502,3 +502,25 @@ def test_tuple_only_cycle_copied_from_an_unverified_view_stays_refused():
             except bale.FormatError:
                 pass
     """)
+
+
+def test_fork_inside_get_during_region_append():
+    out = child("""
+        import bale, os
+        R = bale.compact(["base", "b" * 40])
+        class G: pass
+        pid = None
+        def get(o):
+            global pid
+            pid = os.fork()
+            return (1,)
+        bale.register(G, ["y"], get=get, make=lambda y: ("G", y))
+        R2 = R.append([G(), "z" * 40])
+        ok = bale.thaw(R2.root) == [("G", 1), "z" * 40] and bale.thaw(R2.append(["again"]).root) == ["again"]
+        if pid == 0:
+            os._exit(0 if ok else 3)
+        _, status = os.waitpid(pid, 0)
+        assert ok and os.waitstatus_to_exitcode(status) == 0, (ok, status)
+        print("both ok")
+    """)
+    assert "both ok" in out
