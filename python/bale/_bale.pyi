@@ -47,7 +47,13 @@ class ThawError(TypeError):
 
 @final
 class Region:
-    """A compact region: one immutable, position-independent buffer."""
+    """A compact region: one immutable, position-independent buffer.
+
+    Use it as a context manager (or call ``close()``) to stop reading through
+    the handle. The memory (a file mapping, a loaded buffer, a shared-memory
+    mapping) is released when the handle and every view, memoryview and numpy
+    array taken from it are gone, never while one of them can still read it.
+    """
 
     @property
     def root(self) -> Any:
@@ -73,6 +79,21 @@ class Region:
         """Copy ``obj`` into this region's memory; return a handle whose root is the copy."""
     def compacted(self) -> Region:
         """A fresh region holding only what this handle's root reaches."""
+    def close(self) -> None:
+        """Refuse new reads through this handle (``ValueError: region is closed``).
+
+        ``root``, buffers, ``bytes()``, ``save``, ``append``, ``compacted``,
+        ``verify``, ``types``, pickling, ``thaw``/``to_json`` of the handle
+        refuse; ``nbytes`` and ``closed`` answer. Views, memoryviews and numpy
+        arrays taken before keep working and keep the memory alive: it is
+        released when the last of them and the handle are gone. Idempotent.
+        """
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called on this handle."""
+    def __enter__(self) -> Region: ...
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> bool:
+        """Close the handle (exceptions propagate)."""
     def __copy__(self) -> Region: ...
     def __deepcopy__(self, memo: Any, /) -> Region: ...
 

@@ -91,7 +91,7 @@ fn thaw(py: Python<'_>, value: &Bound<'_, PyAny>, types: Option<&Bound<'_, PyAny
     if let Ok(region) = value.cast::<Region>() {
         // A region thaws as its root, as `to_json` reads it, rather than
         // passing through like a native value.
-        let reg = region.get();
+        let reg = region.get().check_open()?;
         return thawing::thaw_with_types(py, reg, reg.root_value()?, types);
     }
     match view_parts(value) {
