@@ -44,6 +44,7 @@ __all__ = [
     "Writer",
     "column",
     "compact",
+    "json_default",
     "load",
     "open",
     "recv",
@@ -57,6 +58,9 @@ __all__ = [
     "thaw",
     "to_json",
 ]
+
+def json_default(obj: object) -> Any:
+    """``default=`` hook for ``json.dump(s)``: list, tuple and number-list views as lists, dict views as dicts."""
 
 def send(sock: socket.socket, region: Region) -> None:
     """Send a region on a connected socket, straight from its memory."""
