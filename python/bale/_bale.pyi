@@ -29,6 +29,7 @@ __all__ = [
     "column",
     "compact",
     "load",
+    "memoryview_of",
     "open",
     "region_of",
     "region_stats",
@@ -248,6 +249,17 @@ def to_json(value: object) -> bytes:
     separators=(",", ":")).encode()``: floats as ``repr`` writes them, non-string
     keys as strings. Raises ValueError naming the place of what JSON cannot
     hold (NaN and infinities as values or keys, bytes, sets, cycles, ...).
+    """
+
+def memoryview_of(container: Any, key: Any = None) -> memoryview:
+    """A read-only memoryview over the ``bytes`` stored at ``container[key]``, without copying.
+
+    ``container`` is a list, tuple or dict view, a record view (``key`` a
+    field name), or a ``Region`` (its root; no key when the root is the
+    bytes). Reading ``view[key]`` still copies into ``bytes``; this memoryview
+    reads the region's memory in place and keeps it alive while it (or a
+    slice of it) lives. It equals the bytes but is not hashable. Raises
+    TypeError when the value is not bytes.
     """
 
 def column(records: ListView | TupleView, key: object) -> Any:

@@ -2,6 +2,7 @@
 
 mod alloc;
 mod attached;
+mod bytes_view;
 mod column;
 mod compactor;
 mod convert;
@@ -195,6 +196,7 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(thaw, m)?)?;
     m.add_function(wrap_pyfunction!(region_of, m)?)?;
     m.add_function(wrap_pyfunction!(json::to_json, m)?)?;
+    m.add_function(wrap_pyfunction!(bytes_view::memoryview_of, m)?)?;
     m.add_function(wrap_pyfunction!(column::column, m)?)?;
     m.add_function(wrap_pyfunction!(info::region_stats, m)?)?;
     m.add_class::<streaming::Writer>()?;

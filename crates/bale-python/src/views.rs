@@ -490,7 +490,7 @@ fn view_repr(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<String
     })
 }
 
-fn index_arg(key: &Bound<'_, PyAny>, len: usize, what: &str) -> PyResult<usize> {
+pub(crate) fn index_arg(key: &Bound<'_, PyAny>, len: usize, what: &str) -> PyResult<usize> {
     let i: isize = key.extract().map_err(|e: PyErr| {
         if e.is_instance_of::<PyOverflowError>(key.py()) {
             PyIndexError::new_err("cannot fit 'int' into an index-sized integer")
