@@ -157,6 +157,9 @@ pub struct Compactor<'py> {
     members: FxHashMap<usize, u64>,
     /// Whether numpy data was written (its alignment needs aligned memory).
     pub wrote_arrays: bool,
+    /// How error messages name the value given to `run` (`root`; the
+    /// writer names its items `root[3]`, `root['key']`).
+    root_name: String,
     words: Vec<u64>,
     /// Addresses used by a cache or a frame since Python code last ran
     /// (see `Note [Python code during compaction]`).
@@ -216,6 +219,7 @@ impl<'py> Compactor<'py> {
             frames: Vec::new(),
             handover: Vec::new(),
             tuple_trees: true,
+            root_name: String::from("root"),
             deep_path: FxHashSet::default(),
             slots: Vec::new(),
             items: Vec::new(),
@@ -320,6 +324,13 @@ impl<'py> Compactor<'py> {
     /// elsewhere (a streaming writer's file).
     pub fn at_offset(mut self, at: usize) -> Self {
         self.builder = Builder::continuing(at, 1 << 12);
+        self
+    }
+
+    /// Names the value given to `run` in error messages (`root[3]` for
+    /// a writer's fourth item) instead of `root`.
+    pub fn named(mut self, name: String) -> Self {
+        self.root_name = name;
         self
     }
 
@@ -475,7 +486,7 @@ impl<'py> Compactor<'py> {
     /// long paths elided.
     fn path_to(&self, depth: usize) -> String {
         let steps = self.steps(&self.frames[..depth]);
-        let mut s = String::from("root");
+        let mut s = self.root_name.clone();
         let n = steps.len();
         for (depth, step) in steps.iter().enumerate() {
             if n > 24 && depth == 12 {
@@ -540,7 +551,7 @@ impl<'py> Compactor<'py> {
             }
         });
         if let Some(at) = found {
-            let mut ancestor = String::from("root");
+            let mut ancestor = self.root_name.clone();
             for step in &self.steps(&self.frames[..at]) {
                 ancestor.push_str(&self.step_text(step));
                 if ancestor.len() > 200 {
