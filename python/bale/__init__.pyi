@@ -74,13 +74,19 @@ async def send_async(writer: asyncio.StreamWriter, region: Region) -> None: ...
 async def recv_async(reader: asyncio.StreamReader, *, verify: bool = True, max_size: int = ...) -> Region: ...
 
 class SharedRegion:
-    """A picklable handle on a region placed in POSIX shared memory."""
+    """A picklable handle on a region placed in POSIX shared memory.
+
+    The process that called ``share`` owns the segment. Its name is removed by
+    ``unlink()`` (any process) or when the owner ends, however it ends (a
+    watchdog process covers ``os._exit``, signals and ``SIGKILL``); attached
+    regions stay valid.
+    """
 
     name: str
     nbytes: int
     def __init__(self, name: str, nbytes: int) -> None: ...
     def attach(self, *, verify: bool = False) -> Region:
-        """A region over the shared segment, without copying."""
+        """A region over the shared segment, without copying; FileNotFoundError once the name was removed."""
     def unlink(self) -> None:
         """Remove the segment's name; attached regions keep working."""
     def __enter__(self) -> SharedRegion: ...
@@ -101,4 +107,8 @@ def registered_types() -> dict[str, type]:
     """Qualified name -> class, for every class ``thaw`` can rebuild in this process."""
 
 def share(region: Region) -> SharedRegion:
-    """Copy a region into a new shared-memory segment and return its handle."""
+    """Copy a region into a new shared-memory segment owned by this process and return its handle.
+
+    The segment's name goes at ``handle.unlink()`` or when this process ends,
+    however it ends (the first call starts a watchdog process for that).
+    """
