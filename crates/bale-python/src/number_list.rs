@@ -136,16 +136,16 @@ impl NumberListView {
         crate::views::repeat(py, || Ok(self.native(py)?.into_any()), n)
     }
     fn __setitem__(&self, _key: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
-        Err(crate::views::read_only(format_args!("{} does not support item assignment", "NumberListView"), false))
+        Err(crate::views::read_only(format_args!("NumberListView does not support item assignment"), false))
     }
     fn __delitem__(&self, _key: &Bound<'_, PyAny>) -> PyResult<()> {
-        Err(crate::views::read_only(format_args!("{} does not support item deletion", "NumberListView"), false))
+        Err(crate::views::read_only(format_args!("NumberListView does not support item deletion"), false))
     }
     fn __setattr__(&self, name: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
-        Err(crate::views::read_only(format_args!("cannot set attribute {} of a {}", name.repr()?, "NumberListView"), true))
+        Err(crate::views::read_only(format_args!("cannot set attribute {} of a NumberListView", name.repr()?), true))
     }
     fn __delattr__(&self, name: &Bound<'_, PyAny>) -> PyResult<()> {
-        Err(crate::views::read_only(format_args!("cannot delete attribute {} of a {}", name.repr()?, "NumberListView"), true))
+        Err(crate::views::read_only(format_args!("cannot delete attribute {} of a NumberListView", name.repr()?), true))
     }
 
     /// The items in place: `q` (int64) or `d` (float64), native order (regions are little-endian, as are the hosts that read them).

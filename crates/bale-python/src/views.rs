@@ -894,16 +894,16 @@ impl DictView {
         Ok(out.into_any().unbind())
     }
     fn __setitem__(&self, _key: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
-        Err(read_only(format_args!("{} does not support item assignment", "DictView"), false))
+        Err(read_only(format_args!("DictView does not support item assignment"), false))
     }
     fn __delitem__(&self, _key: &Bound<'_, PyAny>) -> PyResult<()> {
-        Err(read_only(format_args!("{} does not support item deletion", "DictView"), false))
+        Err(read_only(format_args!("DictView does not support item deletion"), false))
     }
     fn __setattr__(&self, name: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
-        Err(read_only(format_args!("cannot set attribute {} of a {}", name.repr()?, "DictView"), true))
+        Err(read_only(format_args!("cannot set attribute {} of a DictView", name.repr()?), true))
     }
     fn __delattr__(&self, name: &Bound<'_, PyAny>) -> PyResult<()> {
-        Err(read_only(format_args!("cannot delete attribute {} of a {}", name.repr()?, "DictView"), true))
+        Err(read_only(format_args!("cannot delete attribute {} of a DictView", name.repr()?), true))
     }
 }
 
