@@ -25,9 +25,32 @@ PLOTS = os.path.join(HERE, "plots")
 MODES = ("smoke", "quick", "full")
 
 
-def report_path() -> str:
-    """REPORT.md, unless BALE_BENCH_REPORT names another file (run_all and the smoke test set it)."""
-    return os.environ.get("BALE_BENCH_REPORT", REPORT)
+def report_path(mode: str = "full") -> str:
+    """Where a run in ``mode`` writes its report (plots beside it, in plots/).
+
+    BALE_BENCH_REPORT names the file when set. Otherwise a full run updates
+    the committed benchmarks/REPORT.md; smoke and quick runs, whose figures
+    are not the report's, write to ``$TMPDIR/bale-bench-MODE/REPORT.md`` and
+    leave every tracked file alone.
+    """
+    given = os.environ.get("BALE_BENCH_REPORT")
+    if given:
+        return given
+    if mode == "full":
+        return REPORT
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), f"bale-bench-{mode}", "REPORT.md")
+
+
+def check_report_path(path: str, mode: str) -> None:
+    """Refuses to let a smoke or quick run write the committed report or its plots."""
+    if mode == "full":
+        return
+    committed = {os.path.realpath(p) for p in (REPORT, os.path.splitext(REPORT)[0] + ".json")}
+    if os.path.realpath(path) in committed or os.path.realpath(os.path.dirname(path)) == os.path.realpath(PLOTS):
+        raise SystemExit(f"a --{mode} run does not write the committed report ({path}): its figures are not the "
+                         "report's; drop --report (it then writes to a temporary folder) or run in full mode")
 
 
 # --- Markdown ----------------------------------------------------------------------
@@ -53,9 +76,10 @@ def split_sections(text: str) -> tuple[list[str], list[tuple[str, list[str]]]]:
     return head, sections
 
 
-def write_section(title: str, lines: list[str]) -> None:
-    """Replace (or append) the section ``## title`` of the report with ``lines``."""
-    path = report_path()
+def write_section(title: str, lines: list[str], path: str | None = None) -> None:
+    """Replace (or append) the section ``## title`` of the report at ``path`` with ``lines``."""
+    path = path or report_path()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     text = open(path).read() if os.path.exists(path) else "# Benchmark report\n"
     head, sections = split_sections(text)
     body = ["", *lines, ""]
@@ -276,19 +300,25 @@ def bench_main(argv: list[str] | None, doc: str, run: Callable[..., Section],
     size = ap.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="smaller sizes: a few minutes for the whole suite")
     size.add_argument("--smoke", action="store_true", help="tiny sizes: checks that the script works, in seconds")
-    ap.add_argument("--no-report", action="store_true", help="do not write the section into REPORT.md")
+    ap.add_argument("--no-report", action="store_true", help="do not write the section into a report")
     ap.add_argument("--json", metavar="PATH", help="also write the section, targets and plots as JSON")
     ap.add_argument("--plots", metavar="DIR", help="where to write PNGs (default: plots/ beside the report; a "
                     "temporary folder with --no-report)")
+    ap.epilog = ("A full run writes its section into benchmarks/REPORT.md; --smoke and --quick runs write to "
+                 "$TMPDIR/bale-bench-MODE/REPORT.md (BALE_BENCH_REPORT overrides both), never to tracked files.")
     if options:
         options(ap)
     args = ap.parse_args(argv)
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    report = report_path(mode)
+    check_report_path(report, mode)
+    if args.plots and not args.no_report:
+        check_report_path(os.path.join(args.plots, "x.png"), mode)
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="bale-plots-") as scratch:
         # Plots belong to the report: a run that writes no report leaves the report's plots alone.
-        plots = args.plots or (scratch if args.no_report else os.path.join(os.path.dirname(report_path()), "plots"))
+        plots = args.plots or (scratch if args.no_report else os.path.join(os.path.dirname(report), "plots"))
         os.makedirs(plots, exist_ok=True)
         section = run(mode, plots, args) if options else run(mode, plots)
     print(f"\n## {section.title}\n")
@@ -297,7 +327,7 @@ def bench_main(argv: list[str] | None, doc: str, run: Callable[..., Section],
         with open(args.json, "w") as f:
             f.write(section.to_json())
     if not args.no_report:
-        write_section(section.title, section.lines)
+        write_section(section.title, section.lines, report)
     return 0
 
 

@@ -20,9 +20,12 @@ beside the report, so that ``--only NAME`` re-runs one benchmark (after an
 optimization, say) and rebuilds the whole report with the others' latest
 results; the report's run table says when and in which mode each ran.
 Sections of the report that no benchmark of the suite writes (from older
-scripts) are kept after the suite's. ``--report`` (or the environment
-variable ``BALE_BENCH_REPORT``) writes elsewhere, plots beside it: the smoke
-test uses that to leave the real report alone.
+scripts) are kept after the suite's. Only a full run writes the committed
+``benchmarks/REPORT.md``: ``--smoke`` and ``--quick`` runs write to
+``$TMPDIR/bale-bench-MODE/REPORT.md`` (with plots beside it) and refuse to
+write the committed report, so they never change a tracked file.
+``--report`` (or the environment variable ``BALE_BENCH_REPORT``) writes
+elsewhere, plots beside it.
 
 ``main(argv)`` is the entry point for ``bale bench``.
 """
@@ -116,13 +119,16 @@ def main(argv: list[str] | None = None) -> int:
     size.add_argument("--quick", action="store_true", help="smaller data: a few minutes")
     size.add_argument("--smoke", action="store_true", help="tiny data: checks that every benchmark works")
     ap.add_argument("--only", nargs="+", choices=[name for name, _, _ in SUITE], help="run only these benchmarks")
-    ap.add_argument("--report", default=common.report_path(),
-                    help="the report to write, plots beside it in plots/ (default: $BALE_BENCH_REPORT or "
-                    "benchmarks/REPORT.md)")
+    ap.add_argument("--report", default=None,
+                    help="the report to write, plots beside it in plots/ (default: $BALE_BENCH_REPORT, else "
+                    "benchmarks/REPORT.md for a full run and $TMPDIR/bale-bench-MODE/REPORT.md for --smoke and "
+                    "--quick, which never write the committed report)")
     ap.add_argument("--no-report", action="store_true", help="print the sections; write no report")
     args = ap.parse_args(argv)
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
-    report = os.path.abspath(args.report)
+    report = os.path.abspath(args.report or common.report_path(mode))
+    common.check_report_path(report, mode)
+    os.makedirs(os.path.dirname(report), exist_ok=True)
     plots_dir = os.path.join(os.path.dirname(report), "plots")
     started = datetime.datetime.now(datetime.timezone.utc)
     results_path = os.path.splitext(report)[0] + ".json"

@@ -1,10 +1,12 @@
 """The benchmark suite keeps working: every benchmark at its smallest size, in one subprocess.
 
-Runs ``benchmarks/run_all.py --smoke`` into a temporary report (``--report``
-and ``BALE_BENCH_REPORT``; about 30 s on 2 cores) and checks the report's
-shape: the machine, the targets table, one section per benchmark with its
-tables, the plots it references, and that the real report and plots were
-left alone. Each script checks its own results (bale against the baselines:
+Runs ``benchmarks/run_all.py --smoke`` as a user would, with no ``--report``
+(about 30 s on 2 cores): a smoke run writes its report to
+``$TMPDIR/bale-bench-smoke/`` (TMPDIR is the test's folder here), and must
+leave every tracked file alone (``git status --porcelain benchmarks/`` is the
+same before and after, and the committed report, JSON and plots are
+byte-identical). Then checks the report's shape: the machine, the targets
+table, one section per benchmark with its tables, the plots it references. Each script checks its own results (bale against the baselines:
 same records, same sums, every converted line present) and exits non-zero
 when they disagree, which the suite reports as a failure. No timing is
 asserted: figures on tiny data and a shared machine mean nothing.
@@ -14,6 +16,7 @@ import hashlib
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -60,17 +63,45 @@ def _fingerprint() -> dict[str, str]:
     return out
 
 
+def _git_status() -> str | None:
+    """``git status --porcelain benchmarks/`` in the checkout, or None outside one."""
+    if shutil.which("git") is None:
+        return None
+    out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "benchmarks/"],
+                         capture_output=True, text=True, cwd=ROOT)
+    return out.stdout if out.returncode == 0 else None
+
+
+def _user_env(tmp) -> dict[str, str]:
+    """The environment of a user's shell: no report named; temporary files in ``tmp``."""
+    env = {k: v for k, v in os.environ.items() if k != "BALE_BENCH_REPORT"}
+    env["TMPDIR"] = str(tmp)
+    return env
+
+
 @pytest.fixture(scope="module")
 def smoke_report(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
-    report = out / "REPORT.md"
-    before = _fingerprint()
-    env = dict(os.environ, BALE_BENCH_REPORT=str(report))
-    proc = subprocess.run([sys.executable, os.path.join(BENCH, "run_all.py"), "--smoke", "--report", str(report)],
-                          capture_output=True, text=True, timeout=180, env=env, cwd=out)
+    before, status = _fingerprint(), _git_status()
+    proc = subprocess.run([sys.executable, os.path.join(BENCH, "run_all.py"), "--smoke"],
+                          capture_output=True, text=True, timeout=180, env=_user_env(out), cwd=ROOT)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert _git_status() == status, "the smoke run changed tracked files in benchmarks/ (git status)"
     assert _fingerprint() == before, "the smoke run changed benchmarks/REPORT.md, REPORT.json or plots/"
-    return report.read_text(), out
+    report = out / "bale-bench-smoke" / "REPORT.md"
+    assert f"wrote {report}" in proc.stdout
+    return report.read_text(), report.parent
+
+
+def test_smoke_and_quick_runs_refuse_to_write_the_committed_report(tmp_path):
+    committed = os.path.join(BENCH, "REPORT.md")
+    for mode in ("--smoke", "--quick"):
+        for args, env in (([mode, "--report", committed], {}), ([mode], {"BALE_BENCH_REPORT": committed})):
+            before = _fingerprint()
+            proc = subprocess.run([sys.executable, os.path.join(BENCH, "run_all.py"), *args],
+                                  capture_output=True, text=True, timeout=60, env={**_user_env(tmp_path), **env})
+            assert proc.returncode != 0 and "does not write the committed report" in proc.stderr, proc.stderr
+            assert _fingerprint() == before
 
 
 def _section(text: str, title: str) -> str:

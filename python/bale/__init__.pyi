@@ -20,6 +20,7 @@ from bale._bale import (
     column as column,
     compact as compact,
     load as load,
+    memoryview_of as memoryview_of,
     open as open,
     region_of as region_of,
     thaw as thaw,
@@ -44,7 +45,9 @@ __all__ = [
     "Writer",
     "column",
     "compact",
+    "json_default",
     "load",
+    "memoryview_of",
     "open",
     "recv",
     "recv_async",
@@ -58,6 +61,9 @@ __all__ = [
     "to_json",
 ]
 
+def json_default(obj: object) -> Any:
+    """``default=`` hook for ``json.dump(s)``: list, tuple and number-list views as lists, dict views as dicts."""
+
 def send(sock: socket.socket, region: Region) -> None:
     """Send a region on a connected socket, straight from its memory."""
 
@@ -68,13 +74,19 @@ async def send_async(writer: asyncio.StreamWriter, region: Region) -> None: ...
 async def recv_async(reader: asyncio.StreamReader, *, verify: bool = True, max_size: int = ...) -> Region: ...
 
 class SharedRegion:
-    """A picklable handle on a region placed in POSIX shared memory."""
+    """A picklable handle on a region placed in POSIX shared memory.
+
+    The process that called ``share`` owns the segment. Its name is removed by
+    ``unlink()`` (any process) or when the owner ends, however it ends (a
+    watchdog process covers ``os._exit``, signals and ``SIGKILL``); attached
+    regions stay valid.
+    """
 
     name: str
     nbytes: int
     def __init__(self, name: str, nbytes: int) -> None: ...
     def attach(self, *, verify: bool = False) -> Region:
-        """A region over the shared segment, without copying."""
+        """A region over the shared segment, without copying; FileNotFoundError once the name was removed."""
     def unlink(self) -> None:
         """Remove the segment's name; attached regions keep working."""
     def __enter__(self) -> SharedRegion: ...
@@ -95,4 +107,8 @@ def registered_types() -> dict[str, type]:
     """Qualified name -> class, for every class ``thaw`` can rebuild in this process."""
 
 def share(region: Region) -> SharedRegion:
-    """Copy a region into a new shared-memory segment and return its handle."""
+    """Copy a region into a new shared-memory segment owned by this process and return its handle.
+
+    The segment's name goes at ``handle.unlink()`` or when this process ends,
+    however it ends (the first call starts a watchdog process for that).
+    """

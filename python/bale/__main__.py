@@ -82,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     get.add_argument("pointer", metavar="POINTER")
     get.add_argument("--raw", action="store_true", help="print a string value without quotes")
 
-    tojson = commands.add_parser("to-json", help="write the region (or a sub-value) as JSON", description="Write JSON for the whole region, or for the value at POINTER, to standard output; lists are streamed item by item.")
+    tojson = commands.add_parser("to-json", help="write the region (or a sub-value) as JSON", description="Write JSON for the whole region, or for the value at POINTER, to standard output; lists are converted item by item. Nothing is written when any part of the value has no JSON form (NaN, infinities, bytes, sets, ...): the error names its place, like root[1][\"a\"], and the exit status is 1. Lists are checked whole before their first byte is written (beyond 32 MB of JSON, the rest is converted twice: once to check it, once to write it).")
     tojson.add_argument("file", metavar="FILE")
     tojson.add_argument("pointer", metavar="POINTER", nargs="?", default="")
 

@@ -29,6 +29,7 @@ __all__ = [
     "column",
     "compact",
     "load",
+    "memoryview_of",
     "open",
     "region_of",
     "region_stats",
@@ -47,7 +48,13 @@ class ThawError(TypeError):
 
 @final
 class Region:
-    """A compact region: one immutable, position-independent buffer."""
+    """A compact region: one immutable, position-independent buffer.
+
+    Use it as a context manager (or call ``close()``) to stop reading through
+    the handle. The memory (a file mapping, a loaded buffer, a shared-memory
+    mapping) is released when the handle and every view, memoryview and numpy
+    array taken from it are gone, never while one of them can still read it.
+    """
 
     @property
     def root(self) -> Any:
@@ -73,6 +80,21 @@ class Region:
         """Copy ``obj`` into this region's memory; return a handle whose root is the copy."""
     def compacted(self) -> Region:
         """A fresh region holding only what this handle's root reaches."""
+    def close(self) -> None:
+        """Refuse new reads through this handle (``ValueError: region is closed``).
+
+        ``root``, buffers, ``bytes()``, ``save``, ``append``, ``compacted``,
+        ``verify``, ``types``, pickling, ``thaw``/``to_json`` of the handle
+        refuse; ``nbytes`` and ``closed`` answer. Views, memoryviews and numpy
+        arrays taken before keep working and keep the memory alive: it is
+        released when the last of them and the handle are gone. Idempotent.
+        """
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called on this handle."""
+    def __enter__(self) -> Region: ...
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> bool:
+        """Close the handle (exceptions propagate)."""
     def __copy__(self) -> Region: ...
     def __deepcopy__(self, memo: Any, /) -> Region: ...
 
@@ -88,6 +110,11 @@ class ListView(Sequence[Any]):
     def __contains__(self, value: object, /) -> bool: ...
     def index(self, value: Any, start: SupportsIndex = 0, stop: SupportsIndex = ..., /) -> int: ...
     def count(self, value: Any, /) -> int: ...
+    def __add__(self, other: list[Any] | ListView | NumberListView, /) -> list[Any]:
+        """A native list, as ``list + list`` gives (nested containers stay views, as in ``view[:]``)."""
+    def __radd__(self, other: list[Any], /) -> list[Any]: ...
+    def __mul__(self, n: SupportsIndex, /) -> list[Any]: ...
+    def __rmul__(self, n: SupportsIndex, /) -> list[Any]: ...
 
 @final
 class TupleView(Sequence[Any]):
@@ -102,6 +129,11 @@ class TupleView(Sequence[Any]):
     def index(self, value: Any, start: SupportsIndex = 0, stop: SupportsIndex = ..., /) -> int: ...
     def count(self, value: Any, /) -> int: ...
     def __hash__(self) -> int: ...
+    def __add__(self, other: tuple[Any, ...] | TupleView, /) -> tuple[Any, ...]:
+        """A native tuple, as ``tuple + tuple`` gives (nested containers stay views)."""
+    def __radd__(self, other: tuple[Any, ...], /) -> tuple[Any, ...]: ...
+    def __mul__(self, n: SupportsIndex, /) -> tuple[Any, ...]: ...
+    def __rmul__(self, n: SupportsIndex, /) -> tuple[Any, ...]: ...
 
 @final
 class NumberListView(Sequence[Any]):
@@ -119,6 +151,11 @@ class NumberListView(Sequence[Any]):
     def count(self, value: Any, /) -> int: ...
     def tolist(self) -> list[Any]:
         """The items as a list of Python numbers."""
+    def __add__(self, other: list[Any] | ListView | NumberListView, /) -> list[Any]:
+        """A native list, as ``list + list`` gives (nested containers stay views, as in ``view[:]``)."""
+    def __radd__(self, other: list[Any], /) -> list[Any]: ...
+    def __mul__(self, n: SupportsIndex, /) -> list[Any]: ...
+    def __rmul__(self, n: SupportsIndex, /) -> list[Any]: ...
     def __buffer__(self, flags: int, /) -> memoryview: ...
     def __release_buffer__(self, buffer: memoryview, /) -> None: ...
 
@@ -150,6 +187,9 @@ class DictView(Mapping[Any, Any]):
         """Values in insertion order, read by position."""
     def items(self) -> ItemsView[Any, Any]:
         """(key, value) pairs in insertion order, read by position."""
+    def __or__(self, other: dict[Any, Any] | DictView, /) -> dict[Any, Any]:
+        """A native dict, as ``dict | dict`` gives (values that are containers stay views)."""
+    def __ror__(self, other: dict[Any, Any], /) -> dict[Any, Any]: ...
 
 @final
 class SetView(Set[Any]):
@@ -209,6 +249,17 @@ def to_json(value: object) -> bytes:
     separators=(",", ":")).encode()``: floats as ``repr`` writes them, non-string
     keys as strings. Raises ValueError naming the place of what JSON cannot
     hold (NaN and infinities as values or keys, bytes, sets, cycles, ...).
+    """
+
+def memoryview_of(container: Any, key: Any = None) -> memoryview:
+    """A read-only memoryview over the ``bytes`` stored at ``container[key]``, without copying.
+
+    ``container`` is a list, tuple or dict view, a record view (``key`` a
+    field name), or a ``Region`` (its root; no key when the root is the
+    bytes). Reading ``view[key]`` still copies into ``bytes``; this memoryview
+    reads the region's memory in place and keeps it alive while it (or a
+    slice of it) lives. It equals the bytes but is not hashable. Raises
+    TypeError when the value is not bytes.
     """
 
 def column(records: ListView | TupleView, key: object) -> Any:

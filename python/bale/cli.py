@@ -235,20 +235,25 @@ def pointer_parts(pointer: str) -> list[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in pointer[1:].split("/")]
 
 
-def resolve(region: bale.Region, path: str, pointer: str) -> Any:
+def resolve(region: bale.Region, path: str, pointer: str) -> tuple[Any, str]:
+    """The value at ``pointer`` and its place as ``to_json`` names places
+    (``root[1]["a"]``), so that errors about it name the same place."""
     value = region.root
+    place = "root"
     where = ""
     for part in pointer_parts(pointer):
         where += "/" + part.replace("~", "~0").replace("/", "~1")
         if isinstance(value, bale.DictView):
             if part in value:
                 value = value[part]
+                place += f"[{json.dumps(part, ensure_ascii=False)}]"
                 continue
             # Keys that are ints (or other scalars) are written as text in pointers.
             match = next((k for k in value if not isinstance(k, str) and json.dumps(k) == part), _MISSING)
             if match is _MISSING:
                 raise CommandError(f"{path}: no value at {where} (no key {part!r})")
             value = value[match]
+            place += f"[{match!r}]"
         elif isinstance(value, _SEQUENCE_VIEWS):
             if not (part.isdigit() and (part == "0" or not part.startswith("0"))):
                 raise CommandError(f"{path}: no value at {where} ({part!r} is not an array index)")
@@ -256,46 +261,68 @@ def resolve(region: bale.Region, path: str, pointer: str) -> Any:
             if i >= len(value):
                 raise CommandError(f"{path}: no value at {where} (index {i} is past the end, length {len(value)})")
             value = value[i]
+            place += f"[{i}]"
         else:
             raise CommandError(f"{path}: no value at {where} (the value before it is a {type(value).__name__}, not a container)")
-    return value
+    return value, place
 
 
 _MISSING = object()
 _SEQUENCE_VIEWS = (bale.ListView, bale.NumberListView, bale.TupleView)
 
 
-def json_bytes(value: Any, path: str) -> bytes:
+def json_bytes(value: Any, path: str, place: str = "root") -> bytes:
+    """``bale.to_json(value)``; an error names the file and the value's place
+    in the file's root (``to_json`` names places from the value it is given)."""
     try:
         return bale.to_json(value)
     except ValueError as e:
-        raise CommandError(f"{path}: {e}") from None
+        text = str(e)
+        if text.startswith("root"):
+            text = place + text[len("root"):]
+        raise CommandError(f"{path}: {text}") from None
 
 
 def get(path: str, pointer: str, raw: bool, out: IO[bytes]) -> None:
-    value = resolve(open_region(path), path, pointer)
+    value, place = resolve(open_region(path), path, pointer)
     if raw and isinstance(value, str):
         out.write(value.encode("utf-8", "surrogatepass") + b"\n")
     else:
-        out.write(json_bytes(value, path) + b"\n")
+        out.write(json_bytes(value, path, place) + b"\n")
 
 
-def to_json(path: str, pointer: str, out: IO[bytes]) -> None:
-    """Writes JSON of the value; a list is written item by item (streamed)."""
-    value = resolve(open_region(path), path, pointer)
-    if isinstance(value, (bale.ListView, bale.TupleView)):
-        out.write(b"[")
-        buf = io.BytesIO()
-        for i, item in enumerate(value):
-            if i:
-                buf.write(b",")
-            buf.write(json_bytes(item, path))
-            if buf.tell() > 1 << 20:
-                out.write(buf.getvalue())
-                buf = io.BytesIO()
-        out.write(buf.getvalue() + b"]\n")
-    else:
-        out.write(json_bytes(value, path) + b"\n")
+#: JSON of a list's items held back before anything is written (see to_json).
+HOLD_BYTES = 32 << 20
+
+
+def to_json(path: str, pointer: str, out: IO[bytes], hold_bytes: int = HOLD_BYTES) -> None:
+    """Writes JSON of the value, and nothing at all when some part of it has
+    no JSON form: a list's items are converted one by one, and their JSON is
+    held until every item is known to convert; beyond ``hold_bytes``, the
+    remaining items are checked first, then converted again as they are
+    written (memory stays bounded; the largest outputs cost a second pass)."""
+    value, place = resolve(open_region(path), path, pointer)
+    if not isinstance(value, (bale.ListView, bale.TupleView)):
+        out.write(json_bytes(value, path, place) + b"\n")
+        return
+    held: list[bytes] = []
+    size = 0
+    for i, item in enumerate(value):
+        text = json_bytes(item, path, f"{place}[{i}]")
+        if size <= hold_bytes:
+            held.append(text)
+            size += len(text) + 1
+    # Every item converts: now the output is written.
+    out.write(b"[")
+    buf = io.BytesIO()
+    for i in range(len(value)):
+        if i:
+            buf.write(b",")
+        buf.write(held[i] if i < len(held) else json_bytes(value[i], path, f"{place}[{i}]"))
+        if buf.tell() > 1 << 20:
+            out.write(buf.getvalue())
+            buf = io.BytesIO()
+    out.write(buf.getvalue() + b"]\n")
 
 
 def _kind_of_root(root: Any) -> str:

@@ -159,6 +159,9 @@ pub struct Compactor<'py> {
     /// its encodings are copied as they are, checked or not, so the result
     /// is not known to be consistent either (see `Region::written_here`).
     pub copied_unchecked: bool,
+    /// How error messages name the value given to `run` (`root`; the
+    /// writer names its items `root[3]`, `root['key']`).
+    root_name: String,
     words: Vec<u64>,
     /// Addresses a cache names, used since Python code last ran (see
     /// `Note [Python code during compaction]`).
@@ -237,6 +240,7 @@ impl<'py> Compactor<'py> {
             frames: Vec::new(),
             handover: Vec::new(),
             tuple_trees: true,
+            root_name: String::from("root"),
             deep_path: FxHashSet::default(),
             slots: Vec::new(),
             items: Vec::new(),
@@ -380,6 +384,13 @@ impl<'py> Compactor<'py> {
     /// elsewhere (a streaming writer's file).
     pub fn at_offset(mut self, at: usize) -> Self {
         self.builder = Builder::continuing(at, 1 << 12);
+        self
+    }
+
+    /// Names the value given to `run` in error messages (`root[3]` for
+    /// a writer's fourth item) instead of `root`.
+    pub fn named(mut self, name: String) -> Self {
+        self.root_name = name;
         self
     }
 
@@ -540,7 +551,7 @@ impl<'py> Compactor<'py> {
     /// long paths elided.
     fn path_to(&self, depth: usize) -> String {
         let steps = self.steps(&self.frames[..depth]);
-        let mut s = String::from("root");
+        let mut s = self.root_name.clone();
         let n = steps.len();
         for (depth, step) in steps.iter().enumerate() {
             if n > 24 && depth == 12 {
@@ -605,7 +616,7 @@ impl<'py> Compactor<'py> {
             }
         });
         if let Some(at) = found {
-            let mut ancestor = String::from("root");
+            let mut ancestor = self.root_name.clone();
             for step in &self.steps(&self.frames[..at]) {
                 ancestor.push_str(&self.step_text(step));
                 if ancestor.len() > 200 {

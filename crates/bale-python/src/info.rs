@@ -12,7 +12,7 @@ use crate::thawing::thaw_value;
 #[pyfunction]
 #[pyo3(signature = (region, top = 5))]
 pub fn region_stats<'py>(py: Python<'py>, region: &Bound<'py, Region>, top: usize) -> PyResult<Bound<'py, PyDict>> {
-    let reg = region.get();
+    let reg = region.get().check_open()?;
     let r = reg.reader();
     let root = reg.root_slot();
     let r = &r;

@@ -18,7 +18,7 @@ use crate::views::view_parts;
 pub fn to_json<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
     let mut out = Vec::new();
     let result = if let Ok(region) = value.cast::<Region>() {
-        let reg = region.get();
+        let reg = region.get().check_open()?;
         let r = reg.reader();
         let root = reg.root_value()?;
         py.detach(|| bale_core::json::to_json(&r, root, &mut out))

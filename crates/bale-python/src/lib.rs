@@ -2,6 +2,7 @@
 
 mod alloc;
 mod attached;
+mod bytes_view;
 mod column;
 mod compactor;
 mod convert;
@@ -93,7 +94,7 @@ fn thaw(py: Python<'_>, value: &Bound<'_, PyAny>, types: Option<&Bound<'_, PyAny
     if let Ok(region) = value.cast::<Region>() {
         // A region thaws as its root, as `to_json` reads it, rather than
         // passing through like a native value.
-        let reg = region.get();
+        let reg = region.get().check_open()?;
         return thawing::thaw_with_types(py, reg, reg.root_value()?, types);
     }
     match view_parts(value) {
@@ -197,6 +198,7 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(thaw, m)?)?;
     m.add_function(wrap_pyfunction!(region_of, m)?)?;
     m.add_function(wrap_pyfunction!(json::to_json, m)?)?;
+    m.add_function(wrap_pyfunction!(bytes_view::memoryview_of, m)?)?;
     m.add_function(wrap_pyfunction!(column::column, m)?)?;
     m.add_function(wrap_pyfunction!(info::region_stats, m)?)?;
     m.add_class::<streaming::Writer>()?;

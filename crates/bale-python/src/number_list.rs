@@ -122,6 +122,32 @@ impl NumberListView {
         Ok((bale.getattr("_root_of")?, (region,)))
     }
 
+    /// `view + [3]`: a native list of the numbers, as `list + list` gives.
+    fn __add__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        crate::views::concat(py, self.native(py)?.into_any(), other, false, false)
+    }
+    fn __radd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        crate::views::concat(py, self.native(py)?.into_any(), other, false, true)
+    }
+    fn __mul__(&self, py: Python<'_>, n: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        crate::views::repeat(py, || Ok(self.native(py)?.into_any()), n)
+    }
+    fn __rmul__(&self, py: Python<'_>, n: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        crate::views::repeat(py, || Ok(self.native(py)?.into_any()), n)
+    }
+    fn __setitem__(&self, _key: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(crate::views::read_only(format_args!("NumberListView does not support item assignment"), false))
+    }
+    fn __delitem__(&self, _key: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(crate::views::read_only(format_args!("NumberListView does not support item deletion"), false))
+    }
+    fn __setattr__(&self, name: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(crate::views::read_only(format_args!("cannot set attribute {} of a NumberListView", name.repr()?), true))
+    }
+    fn __delattr__(&self, name: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(crate::views::read_only(format_args!("cannot delete attribute {} of a NumberListView", name.repr()?), true))
+    }
+
     /// The items in place: `q` (int64) or `d` (float64), native order (regions are little-endian, as are the hosts that read them).
     unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
         if flags & ffi::PyBUF_WRITABLE == ffi::PyBUF_WRITABLE {

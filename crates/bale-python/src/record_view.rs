@@ -71,6 +71,17 @@ pub fn record_repr(py: Python<'_>, region: &Py<Region>, rec: Record) -> PyResult
 }
 
 impl RecordView {
+    /// `'Point' record view`, for messages.
+    fn label(&self) -> String {
+        let name = self.region.get().reader().type_name(self.rec.ty).map(|n| n.to_string_lossy()).unwrap_or_default();
+        format!("'{}' record view", short_name(&name))
+    }
+    fn read_only(&self, name: &Bound<'_, PyString>, verb: &str) -> PyErr {
+        let (width, units) = unsafe { str_units(name.as_ptr()) };
+        let field = matches!(self.region.get().reader().find_str(self.rec.ty.fields, width, units), Ok(Some(_)));
+        let what = if field { "field" } else { "attribute" };
+        crate::views::read_only(format_args!("cannot {verb} {what} '{name}' of a {}", self.label()), true)
+    }
     fn is_namedtuple(&self) -> bool {
         self.rec.ty.flavor == FLAVOR_NAMEDTUPLE
     }
@@ -174,6 +185,20 @@ impl RecordView {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let _depth = RecursionGuard::enter(py, c" while getting the repr of a RecordView")?;
         record_repr(py, &self.region, self.rec)
+    }
+
+    /// Records are read in place: assigning a field says so.
+    fn __setattr__(&self, name: &Bound<'_, PyString>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(self.read_only(name, "set"))
+    }
+    fn __delattr__(&self, name: &Bound<'_, PyString>) -> PyResult<()> {
+        Err(self.read_only(name, "delete"))
+    }
+    fn __setitem__(&self, _key: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(crate::views::read_only(format_args!("{} does not support item assignment", &self.label()), false))
+    }
+    fn __delitem__(&self, _key: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(crate::views::read_only(format_args!("{} does not support item deletion", &self.label()), false))
     }
 
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {

@@ -8,12 +8,12 @@
 use std::ffi::c_int;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bale_core::format::*;
 use bale_core::{Reader, Value};
-use pyo3::exceptions::{PyBufferError, PyMemoryError, PyRuntimeError};
+use pyo3::exceptions::{PyBufferError, PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -74,6 +74,11 @@ impl Drop for AppendSlot<'_> {
     }
 }
 
+/// A compact region: one immutable, position-independent buffer.
+///
+/// A context manager: leaving `with` (or `close()`) stops reads through the
+/// handle; the memory is released when the handle and every view,
+/// memoryview and numpy array taken from it are gone.
 #[pyclass(frozen, module = "bale", name = "Region")]
 pub struct Region {
     storage: Arc<Storage>,
@@ -96,6 +101,11 @@ pub struct Region {
     /// Otherwise, the tables (by start) whose index has been checked since
     /// a lookup in them found nothing (see `Region::check_index_once`).
     checked_indexes: Mutex<rustc_hash::FxHashSet<usize>>,
+    /// Set by `close()`: this handle's own methods (and the module
+    /// functions given this handle) refuse to read. Views, buffers and
+    /// arrays taken before hold the handle itself (`Py<Region>`), so they
+    /// keep reading, and the memory lives until the last of them is gone.
+    closed: AtomicBool,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -132,11 +142,21 @@ impl Region {
             // shared segment can change after the check.
             trusted: false,
             checked_indexes: Mutex::default(),
+            closed: AtomicBool::new(false),
         };
         if verify {
             region.verify(py)?;
         }
         Ok(region)
+    }
+
+    /// `Err(ValueError("region is closed"))` once `close()` was called:
+    /// every new read through the handle itself goes through this check.
+    pub fn check_open(&self) -> PyResult<&Self> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(PyValueError::new_err("region is closed"));
+        }
+        Ok(self)
     }
 
     /// Marks a region this process wrote: its indexes need no check.
@@ -215,6 +235,7 @@ impl Region {
             id: new_id(),
             trusted: self.trusted,
             checked_indexes: Mutex::default(),
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -272,6 +293,7 @@ impl Region {
             // Appends may copy tables from views of unverified regions.
             trusted: false,
             checked_indexes: Mutex::default(),
+            closed: AtomicBool::new(false),
         })
     }
 
@@ -318,7 +340,7 @@ impl Region {
     /// The root value: a read-only view for containers, a plain value for scalars.
     #[getter]
     fn root(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        let r = slf.get();
+        let r = slf.get().check_open()?;
         let v = r.root_value()?;
         value_to_py(slf.py(), slf.as_unbound(), &v)
     }
@@ -333,7 +355,7 @@ impl Region {
     /// records)` for each record type its root reaches, in the order first
     /// met. Walks the region (O(n)).
     fn types<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyList>> {
-        let r = self.reader();
+        let r = self.check_open()?.reader();
         let root = self.root;
         let types = py.detach(|| bale_core::stats::record_types(&r, root)).map_err(format_error)?;
         crate::info::types_list(py, &types)
@@ -341,7 +363,7 @@ impl Region {
 
     /// Full check of structure and checksum; raises FormatError.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
-        let buf = self.contiguous();
+        let buf = self.check_open()?.contiguous();
         let report = py.detach(|| bale_core::Region::new(buf).and_then(|r| bale_core::verify_report(&r))).map_err(format_error)?;
         crate::typed::check_arrays(py, &bale_core::Reader::with_flags(buf, self.flags), &report)
     }
@@ -350,6 +372,7 @@ impl Region {
     /// complete (fsynced) or not at all, and a process killed while saving
     /// leaves no temporary file behind (see `files.rs`).
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        self.check_open()?;
         py.detach(|| {
             let (mut file, pending) = crate::files::create(&path, "tmp")?;
             self.write_to(&mut file)?;
@@ -359,6 +382,7 @@ impl Region {
     }
 
     fn __bytes__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        self.check_open()?;
         if !self.grown || self.standalone.get().is_some() {
             return Ok(PyBytes::new(py, self.contiguous()));
         }
@@ -374,7 +398,7 @@ impl Region {
         if flags & ffi::PyBUF_WRITABLE == ffi::PyBUF_WRITABLE {
             return Err(PyBufferError::new_err("bale regions are read-only"));
         }
-        let buf = slf.get().contiguous();
+        let buf = slf.get().check_open()?.contiguous();
         let rc = ffi::PyBuffer_FillInfo(view, slf.as_ptr(), buffer_ptr(buf), buf.len() as ffi::Py_ssize_t, 1, flags);
         if rc != 0 {
             return Err(PyErr::fetch(slf.py()));
@@ -389,6 +413,7 @@ impl Region {
     /// older protocols ship it in-band as bytes.
     fn __reduce_ex__<'py>(slf: &Bound<'py, Self>, protocol: i32) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
         let py = slf.py();
+        slf.get().check_open()?;
         let load = py.import("bale")?.getattr("load")?;
         let payload = if protocol >= 5 {
             py.import("pickle")?.getattr("PickleBuffer")?.call1((slf,))?
@@ -405,7 +430,7 @@ impl Region {
     #[pyo3(signature = (obj, *, share = false))]
     fn append(slf: &Bound<'_, Self>, obj: &Bound<'_, PyAny>, share: bool) -> PyResult<Py<Region>> {
         let py = slf.py();
-        let me = slf.get();
+        let me = slf.get().check_open()?;
         let slot = me.begin_append()?;
         let mut c = crate::compactor::Compactor::new(py, 0).share(share).appending(slf.clone().unbind(), slot.at);
         let root = c.run(obj)?;
@@ -419,7 +444,7 @@ impl Region {
     /// A fresh region holding only what this handle's root reaches (the
     /// copying collection for a region grown by many appends).
     fn compacted(&self, py: Python<'_>) -> PyResult<Py<Region>> {
-        let r = self.reader();
+        let r = self.check_open()?.reader();
         let mut t = bale_core::Transplant::new(&r, false, self.is_shared());
         // The copy is at most as large as the source (plus a little when a shared
         // string is evicted from the copy cache and copied again).
@@ -438,6 +463,40 @@ impl Region {
         crate::new_region(py, if self.trusted { copy.written_here() } else { copy })
     }
 
+    /// Refuses new reads through this handle: `root`, buffers, `bytes()`,
+    /// `save`, `append`, pickling ... raise `ValueError: region is closed`
+    /// (`nbytes` and `closed` still answer). Views, memoryviews and numpy
+    /// arrays taken before keep working: they hold the handle, and the
+    /// memory (the file mapping, the loaded buffer, the shared-memory
+    /// segment's mapping) is released when the last of them and the handle
+    /// itself are gone, never before. Closing twice is allowed.
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+    }
+
+    /// Whether `close()` was called on this handle.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    fn __enter__(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        slf.get().check_open()?;
+        Ok(slf)
+    }
+
+    /// Closes the handle (see `close`); exceptions propagate.
+    fn __exit__(
+        &self,
+        exc_type: Option<&Bound<'_, PyAny>>,
+        exc: Option<&Bound<'_, PyAny>>,
+        tb: Option<&Bound<'_, PyAny>>,
+    ) -> bool {
+        let _ = (exc_type, exc, tb);
+        self.close();
+        false
+    }
+
     /// Regions are immutable: a copy is the region itself.
     fn __copy__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
         slf
@@ -448,6 +507,9 @@ impl Region {
     }
 
     fn __repr__(&self) -> String {
+        if self.closed.load(Ordering::Acquire) {
+            return format!("<bale.Region {} bytes, closed>", self.len);
+        }
         let what = match self.root_value() {
             Ok(Value::List(s)) => format!("list of {}", s.len),
             Ok(Value::NumList(l)) => format!("list of {}", l.len),

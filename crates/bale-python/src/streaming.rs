@@ -67,10 +67,11 @@ impl Writer {
         }
     }
 
-    /// Compacts `value` at the end of the file; returns its slot.
-    fn put(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    /// Compacts `value` at the end of the file; returns its slot. Errors
+    /// name the value `name` (its place in the root: `root[3]`, `root['k']`).
+    fn put(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>, name: String) -> PyResult<u64> {
         let st = self.open_state()?;
-        let mut c = Compactor::new(py, 0).at_offset(st.pos);
+        let mut c = Compactor::new(py, 0).at_offset(st.pos).named(name);
         c.shapes_by_content = Some(std::mem::take(&mut st.shapes));
         c.types_by_content = Some(std::mem::take(&mut st.types));
         let result = c.run(value);
@@ -193,7 +194,8 @@ impl Writer {
     /// Adds `value` as the next item of a list root.
     fn append(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         self.root(Root::List)?;
-        let slot = self.put(py, value)?;
+        let name = format!("root[{}]", self.open_state()?.slots.len());
+        let slot = self.put(py, value, name)?;
         self.open_state()?.slots.push(slot);
         Ok(())
     }
@@ -213,7 +215,7 @@ impl Writer {
         let mut c = Compactor::new(py, 0).at_offset(st.pos);
         let (kslot, khash) = c.run_key(key)?;
         write_bytes(st, c.builder.new_bytes()).map_err(|e| os_error(e, &self.path))?;
-        let vslot = self.put(py, value)?;
+        let vslot = self.put(py, value, format!("root[{}]", key.repr()?))?;
         let st = self.open_state()?;
         st.keys.push(kslot);
         st.hashes.push(khash);

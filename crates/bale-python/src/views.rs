@@ -10,7 +10,7 @@ use pyo3::exceptions::{PyIndexError, PyKeyError, PyOverflowError, PyTypeError, P
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyList, PySlice, PyTuple, PyType};
+use pyo3::types::{PyDict, PyList, PySlice, PyTuple, PyType};
 
 use crate::alloc::{fast_new, new_object};
 use crate::compactor::compact_scratch;
@@ -492,7 +492,7 @@ fn view_repr(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<String
     })
 }
 
-fn index_arg(key: &Bound<'_, PyAny>, len: usize, what: &str) -> PyResult<usize> {
+pub(crate) fn index_arg(key: &Bound<'_, PyAny>, len: usize, what: &str) -> PyResult<usize> {
     let i: isize = key.extract().map_err(|e: PyErr| {
         if e.is_instance_of::<PyOverflowError>(key.py()) {
             PyIndexError::new_err("cannot fit 'int' into an index-sized integer")
@@ -587,6 +587,71 @@ fn table_iter(py: Python<'_>, region: &Py<Region>, t: Table) -> PyResult<Py<Sequ
     new_object(py, SequenceIterator { region: region.clone_ref(py), seq, next: AtomicUsize::new(0), reverse: false })
 }
 
+/// The error of every assignment to a view: views are read-only.
+pub fn read_only(what: std::fmt::Arguments<'_>, attribute: bool) -> PyErr {
+    let msg = format!("{what}: bale views are read-only (bale.thaw(view) gives a mutable copy)");
+    if attribute {
+        pyo3::exceptions::PyAttributeError::new_err(msg)
+    } else {
+        PyTypeError::new_err(msg)
+    }
+}
+
+/// The items of a sequence view, as slicing it whole gives them (views
+/// for containers, natives for scalars).
+fn seq_items(py: Python<'_>, region: &Py<Region>, seq: Items) -> PyResult<Vec<Py<PyAny>>> {
+    let r = region.get().reader();
+    (0..seq.len()).map(|i| read_to_py(py, region, seq.get(&r, i))).collect()
+}
+
+/// `obj` as the native sequence that `+` concatenates: a list for a list
+/// or list view (`want_tuple` false), a tuple for a tuple or tuple view
+/// (shallow copies of views, as `view[:]`); `None` for anything else, as
+/// `list + tuple` is refused.
+pub fn concat_operand<'py>(obj: &Bound<'py, PyAny>, want_tuple: bool) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = obj.py();
+    let p = obj.as_ptr();
+    if want_tuple {
+        if unsafe { ffi::PyTuple_Check(p) } != 0 {
+            return Ok(Some(obj.clone()));
+        }
+        if let Ok(v) = obj.cast::<TupleView>() {
+            let v = v.get();
+            return Ok(Some(PyTuple::new(py, seq_items(py, &v.region, v.seq)?)?.into_any()));
+        }
+        return Ok(None);
+    }
+    if unsafe { ffi::PyList_Check(p) } != 0 {
+        return Ok(Some(obj.clone()));
+    }
+    if let Ok(v) = obj.cast::<ListView>() {
+        let v = v.get();
+        return Ok(Some(PyList::new(py, seq_items(py, &v.region, v.seq)?)?.into_any()));
+    }
+    if let Ok(v) = obj.cast::<crate::number_list::NumberListView>() {
+        return Ok(Some(v.call_method0("tolist")?));
+    }
+    Ok(None)
+}
+
+/// `mine + other` (or `other + mine`, `reflected`) as natives; NotImplemented
+/// when `other` is not a sequence of the same kind.
+pub fn concat(py: Python<'_>, mine: Bound<'_, PyAny>, other: &Bound<'_, PyAny>, tuple: bool, reflected: bool) -> PyResult<Py<PyAny>> {
+    let Some(other) = concat_operand(other, tuple)? else {
+        return Ok(py.NotImplemented());
+    };
+    Ok(if reflected { other.add(mine)? } else { mine.add(other)? }.unbind())
+}
+
+/// `native * n`, or NotImplemented when `n` is not an integer; the copy is
+/// made only for an integer.
+pub fn repeat<'py>(py: Python<'py>, native: impl FnOnce() -> PyResult<Bound<'py, PyAny>>, n: &Bound<'py, PyAny>) -> PyResult<Py<PyAny>> {
+    if unsafe { ffi::PyIndex_Check(n.as_ptr()) } == 0 {
+        return Ok(py.NotImplemented());
+    }
+    Ok(native()?.mul(n)?.unbind())
+}
+
 macro_rules! sequence_view {
     ($name:ident, $pyname:literal, $tuple:expr, $node:ident) => {
         #[pyclass(frozen, module = "bale", name = $pyname, sequence)]
@@ -636,6 +701,39 @@ macro_rules! sequence_view {
             }
             fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
                 reduce(slf.py(), slf.as_any())
+            }
+            /// `view + [3]` (`+ (3,)` for a tuple view): a native list (tuple), as slicing gives.
+            fn __add__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                concat(py, self.native(py)?, other, $tuple, false)
+            }
+            fn __radd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                concat(py, self.native(py)?, other, $tuple, true)
+            }
+            fn __mul__(&self, py: Python<'_>, n: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                repeat(py, || self.native(py), n)
+            }
+            fn __rmul__(&self, py: Python<'_>, n: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                repeat(py, || self.native(py), n)
+            }
+            fn __setitem__(&self, _key: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
+                Err(read_only(format_args!("{} does not support item assignment", $pyname), false))
+            }
+            fn __delitem__(&self, _key: &Bound<'_, PyAny>) -> PyResult<()> {
+                Err(read_only(format_args!("{} does not support item deletion", $pyname), false))
+            }
+            fn __setattr__(&self, name: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
+                Err(read_only(format_args!("cannot set attribute {} of a {}", name.repr()?, $pyname), true))
+            }
+            fn __delattr__(&self, name: &Bound<'_, PyAny>) -> PyResult<()> {
+                Err(read_only(format_args!("cannot delete attribute {} of a {}", name.repr()?, $pyname), true))
+            }
+        }
+
+        impl $name {
+            /// The items as a native list or tuple (a shallow copy: views for containers).
+            fn native<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                let items = seq_items(py, &self.region, self.seq)?;
+                Ok(if $tuple { PyTuple::new(py, items)?.into_any() } else { PyList::new(py, items)?.into_any() })
             }
         }
     };
@@ -779,6 +877,62 @@ impl DictView {
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
         reduce(slf.py(), slf.as_any())
     }
+    /// `view | {"b": 2}`: a native dict, as `dict | dict` gives (a shallow
+    /// copy: views for containers), the right operand's values winning.
+    fn __or__<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>) -> PyResult<Py<PyAny>> {
+        let Some(other) = dict_operand(other)? else {
+            return Ok(py.NotImplemented());
+        };
+        let mine = self.native(py)?;
+        mine.update(other.as_mapping())?;
+        Ok(mine.into_any().unbind())
+    }
+    fn __ror__<'py>(&self, py: Python<'py>, other: &Bound<'py, PyAny>) -> PyResult<Py<PyAny>> {
+        let Some(other) = dict_operand(other)? else {
+            return Ok(py.NotImplemented());
+        };
+        let out = other.copy()?;
+        out.update(self.native(py)?.as_mapping())?;
+        Ok(out.into_any().unbind())
+    }
+    fn __setitem__(&self, _key: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(read_only(format_args!("DictView does not support item assignment"), false))
+    }
+    fn __delitem__(&self, _key: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(read_only(format_args!("DictView does not support item deletion"), false))
+    }
+    fn __setattr__(&self, name: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(read_only(format_args!("cannot set attribute {} of a DictView", name.repr()?), true))
+    }
+    fn __delattr__(&self, name: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(read_only(format_args!("cannot delete attribute {} of a DictView", name.repr()?), true))
+    }
+}
+
+impl DictView {
+    /// The entries as a native dict (a shallow copy: views for containers), read by position.
+    fn native<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let reg = self.region.get();
+        let r = reg.reader();
+        let out = PyDict::new(py);
+        for i in 0..self.dict.len {
+            let key = read_to_py(py, &self.region, r.dict_key(self.dict, i))?;
+            let value = read_to_py(py, &self.region, crate::rows::dict_value(py, reg, &r, self.dict, i))?;
+            out.set_item(key, value)?;
+        }
+        Ok(out)
+    }
+}
+
+/// `obj` as the dict that `|` merges: a dict, or a dict view's entries.
+fn dict_operand<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyDict>>> {
+    if let Ok(d) = obj.cast::<PyDict>() {
+        return Ok(Some(d.clone()));
+    }
+    if let Ok(v) = obj.cast::<DictView>() {
+        return Ok(Some(v.get().native(obj.py())?));
+    }
+    Ok(None)
 }
 
 macro_rules! set_view {
@@ -845,6 +999,18 @@ macro_rules! set_view {
             }
             fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
                 reduce(slf.py(), slf.as_any())
+            }
+            fn __setitem__(&self, _key: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
+                Err(read_only(format_args!("{} does not support item assignment", $pyname), false))
+            }
+            fn __delitem__(&self, _key: &Bound<'_, PyAny>) -> PyResult<()> {
+                Err(read_only(format_args!("{} does not support item deletion", $pyname), false))
+            }
+            fn __setattr__(&self, name: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
+                Err(read_only(format_args!("cannot set attribute {} of a {}", name.repr()?, $pyname), true))
+            }
+            fn __delattr__(&self, name: &Bound<'_, PyAny>) -> PyResult<()> {
+                Err(read_only(format_args!("cannot delete attribute {} of a {}", name.repr()?, $pyname), true))
             }
         }
     };
