@@ -85,8 +85,19 @@ impl Writer {
         }
         let slot = result?;
         st.flags |= c.flags();
-        write_bytes(st, c.builder.new_bytes()).map_err(|e| os_error(e, &self.path))?;
+        let written = write_bytes(st, c.builder.new_bytes());
+        self.abort_on_error(written)?;
         Ok(slot)
+    }
+
+    /// A write that failed part-way leaves the file out of step with what
+    /// the writer knows: the writer is aborted (nothing is left at the
+    /// path, later calls say so), and the error names the path.
+    fn abort_on_error(&mut self, written: std::io::Result<()>) -> PyResult<()> {
+        written.map_err(|e| {
+            self.abort_file();
+            os_error(e, &self.path)
+        })
     }
 
     fn root(&mut self, want: Root) -> PyResult<()> {
@@ -214,7 +225,8 @@ impl Writer {
         let st = self.open_state()?;
         let mut c = Compactor::new(py, 0).at_offset(st.pos);
         let (kslot, khash) = c.run_key(key)?;
-        write_bytes(st, c.builder.new_bytes()).map_err(|e| os_error(e, &self.path))?;
+        let written = write_bytes(st, c.builder.new_bytes());
+        self.abort_on_error(written)?;
         let vslot = self.put(py, value, format!("root[{}]", key.repr()?))?;
         let st = self.open_state()?;
         st.keys.push(kslot);
