@@ -34,3 +34,28 @@ demo: $(PY)
 test: build
 	CARGO_PROFILE_DEV_OPT_LEVEL=1 cargo test --workspace --exclude bale-python
 	$(PY) -m pytest -q
+
+# ---------------------------------------------------------------------------
+# Tools run by CI (.ci/run): fuzzers, the debug-interpreter run.
+# Their tools live outside the clone (cargo-fuzz in ~/.cargo/bin, the nightly
+# toolchain in rustup's home, python3.11-dbg from apt); only their build
+# output and working corpora are inside it (git-ignored).
+# ---------------------------------------------------------------------------
+
+.PHONY: fuzz-core fuzz-binding test-debug test-ci
+
+FUZZ_SECONDS ?= 120
+# libFuzzer options shared by both fuzzers: one input may take 30 s at most
+# (a hang is a finding), final statistics printed.
+FUZZ_FLAGS = -max_total_time=$(FUZZ_SECONDS) -timeout=30 -print_final_stats=1
+
+# cargo fuzz target on bale-core: load -> verify -> full read -> to_json,
+# with a mutator that repairs the header, length and checksum. New inputs go
+# to fuzz/corpus (ignored by git); the committed seeds are fuzz/seeds; a crash
+# is saved under fuzz/artifacts/ and fails the target.
+fuzz-core:
+	rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+	command -v cargo-fuzz >/dev/null 2>&1 || cargo install --locked cargo-fuzz
+	mkdir -p crates/bale-core/fuzz/corpus/load_verify_read
+	cd crates/bale-core && cargo +nightly fuzz run --debug-assertions load_verify_read \
+		fuzz/corpus/load_verify_read fuzz/seeds -- $(FUZZ_FLAGS)
