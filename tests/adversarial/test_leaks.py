@@ -7,7 +7,8 @@ again. The growth must stay under LIMIT blocks: a leak of one block per call
 adds ITERATIONS blocks and fails.
 
 Run as a script to print the table of blocks per operation for all of them
-(pytest prints the same table at the end of the module):
+(pytest prints the table of the operations it ran in its terminal summary,
+see conftest.py):
 
     .venv/bin/python tests/adversarial/test_leaks.py
 """
@@ -241,25 +242,13 @@ def measure(fn, iterations):
 RESULTS: dict[str, tuple[int, int]] = {}
 
 
-def _table():
+def table_lines():
     width = max(len(n) for n in RESULTS)
     lines = [f"{'operation':<{width}}  {'calls':>6}  {'blocks':>7}  {'per call':>8}"]
     for name, (n, grown) in RESULTS.items():
         mark = "  LEAK" if grown >= LIMIT else ""
         lines.append(f"{name:<{width}}  {n:>6}  {grown:>7}  {grown / n:>8.3f}{mark}")
     return lines
-
-
-@pytest.fixture(scope="module", autouse=True)
-def leak_table(request):
-    yield
-    if RESULTS:
-        reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.write_line("")
-            reporter.write_line(f"sys.getallocatedblocks() growth per operation (limit {LIMIT} blocks per loop, the smaller of two loops):")
-            for line in _table():
-                reporter.write_line(line)
 
 
 def _check(name, fn, iterations):
@@ -291,5 +280,5 @@ if __name__ == "__main__":
         RESULTS[name] = (ITERATIONS, measure(fn, ITERATIONS))
     for name, fn in SLOW_OPS.items():
         RESULTS[name] = (SLOW_ITERATIONS, measure(fn, SLOW_ITERATIONS))
-    print("\n".join(_table()))
+    print("\n".join(table_lines()))
     sys.exit(1 if any(g >= LIMIT for _, g in RESULTS.values()) else 0)
