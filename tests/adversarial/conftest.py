@@ -4,7 +4,7 @@ import sys
 
 
 def pytest_terminal_summary(terminalreporter):
-    leaks = sys.modules.get("test_leaks")
+    leaks = sys.modules.get("adversarial.test_leaks") or sys.modules.get("test_leaks")
     if leaks is None or not leaks.RESULTS:
         return
     terminalreporter.section("leak test: sys.getallocatedblocks() growth per operation")
