@@ -43,6 +43,13 @@ fuzz_target!(|data: &[u8]| {
         if let Err(e) = stats::region_stats(r, region.header.root) {
             panic!("region_stats of a verified region failed: {e}");
         }
+        if let Ok(root) = region.root() {
+            assert!(
+                !immutable_cycle(r, root),
+                "a verified region holds a tuple or frozenset that contains itself through tuples and frozensets only \
+                 (Python cannot build one; hash() of it overflows the stack)"
+            );
+        }
     } else {
         let _ = stats::region_stats(r, region.header.root);
     }
@@ -159,6 +166,115 @@ fn read_all<'a>(r: &Reader<'a>, region: &Region<'a>) -> Result<(), FormatError> 
         }
     }
     Ok(())
+}
+
+/// Whether a tuple or frozenset reachable from `root` contains itself
+/// through tuples and frozensets only (a cycle through a list, dict, set or
+/// record is fine: Python builds those). Iterative depth-first search with
+/// the same budgets as `read_all`; reading errors end the search.
+fn immutable_cycle<'a>(r: &Reader<'a>, root: Value<'a>) -> bool {
+    #[derive(PartialEq)]
+    enum Mark {
+        OnPath,
+        Done,
+    }
+    fn key(v: &Value<'_>) -> Option<(u8, usize)> {
+        match v {
+            Value::Tuple(s) => Some((0, s.pos)),
+            Value::FrozenSet(t) => Some((1, t.start)),
+            _ => None,
+        }
+    }
+    fn item<'a>(r: &Reader<'a>, v: &Value<'a>, i: usize) -> Option<Value<'a>> {
+        match *v {
+            Value::Tuple(s) if i < s.len.min(ITEMS_PER_CONTAINER) => r.seq_item(s, i).ok(),
+            Value::FrozenSet(t) if i < t.len.min(ITEMS_PER_CONTAINER) => r.table_item(t, i).ok(),
+            _ => None,
+        }
+    }
+    let mut marks: std::collections::HashMap<(u8, usize), Mark> = std::collections::HashMap::new();
+    // Roots of searches: every tuple or frozenset `read_all` would meet.
+    let mut starts = vec![root];
+    let mut all = HashSet::new();
+    let mut steps = 0usize;
+    while let Some(v) = starts.pop() {
+        steps += 1;
+        if steps > NODE_BUDGET {
+            return false;
+        }
+        let n = match v {
+            Value::List(s) | Value::Tuple(s) => s.len,
+            Value::Set(t) | Value::FrozenSet(t) => t.len,
+            Value::Dict(d) => d.len,
+            Value::Record(rec) => rec.len,
+            Value::Column(c) => c.len,
+            _ => 0,
+        };
+        let id = match v {
+            Value::List(s) | Value::Tuple(s) => (0, s.pos),
+            Value::Set(t) | Value::FrozenSet(t) => (1, t.start),
+            Value::Dict(d) => (2, d.start + d.row.map_or(0, |x| x + 1)),
+            Value::Record(rec) => (5, rec.start),
+            Value::Column(c) => (4, c.start + c.first),
+            _ => continue,
+        };
+        if !all.insert(id) {
+            continue;
+        }
+        for i in 0..n.min(ITEMS_PER_CONTAINER) {
+            let child = match v {
+                Value::List(s) | Value::Tuple(s) => r.seq_item(s, i),
+                Value::Set(t) | Value::FrozenSet(t) => r.table_item(t, i),
+                Value::Dict(d) => r.dict_value(d, i),
+                Value::Record(rec) => r.record_value(rec, i),
+                Value::Column(c) => r.column_item(c, i),
+                _ => break,
+            };
+            let Ok(child) = child else { return false };
+            if let Value::Dict(d) = v {
+                if let Ok(k) = r.dict_key(d, i) {
+                    starts.push(k);
+                }
+            }
+            starts.push(child);
+        }
+        let Some(k) = key(&v) else { continue };
+        if marks.contains_key(&k) {
+            continue;
+        }
+        // Depth-first search through tuples and frozensets from `v`.
+        let mut path: Vec<(Value<'a>, usize)> = vec![(v, 0)];
+        marks.insert(k, Mark::OnPath);
+        while let Some((node, next)) = path.last_mut() {
+            let node = *node;
+            match item(r, &node, *next) {
+                Some(child) => {
+                    *next += 1;
+                    steps += 1;
+                    if steps > NODE_BUDGET {
+                        return false;
+                    }
+                    if let Some(ck) = key(&child) {
+                        match marks.get(&ck) {
+                            Some(Mark::OnPath) => return true,
+                            Some(Mark::Done) => {}
+                            None => {
+                                marks.insert(ck, Mark::OnPath);
+                                path.push((child, 0));
+                            }
+                        }
+                    }
+                }
+                None => {
+                    if let Some(nk) = key(&node) {
+                        marks.insert(nk, Mark::Done);
+                    }
+                    path.pop();
+                }
+            }
+        }
+    }
+    false
 }
 
 /// Key `k` (entry `i` of table `t`) must be found by a hash lookup, at
