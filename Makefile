@@ -59,3 +59,51 @@ fuzz-core:
 	mkdir -p crates/bale-core/fuzz/corpus/load_verify_read
 	cd crates/bale-core && cargo +nightly fuzz run --debug-assertions load_verify_read \
 		fuzz/corpus/load_verify_read fuzz/seeds -- $(FUZZ_FLAGS)
+
+# atheris harness through the binding (tests/adversarial/fuzz_binding.py).
+# atheris comes from PyPI as a wheel; where none fits, pip builds it, which
+# needs clang (installed with apt-get when missing). The fuzzed copy of bale
+# is built apart (target-fuzz, installed into build-fuzz/site) with
+# SanitizerCoverage, so that libFuzzer sees the Rust code's coverage, and
+# with debug assertions; .venv keeps its release build.
+FUZZ_SITE := build-fuzz/site
+HOST_TRIPLE = $(shell rustc -vV | sed -n 's/^host: //p')
+SANCOV_RUSTFLAGS := -C passes=sancov-module -C llvm-args=-sanitizer-coverage-level=4 \
+	-C llvm-args=-sanitizer-coverage-inline-8bit-counters -C llvm-args=-sanitizer-coverage-pc-table \
+	-C llvm-args=-sanitizer-coverage-trace-compares -C debug-assertions=on
+
+fuzz-binding: $(PY)
+	$(PIP) ".[fuzz]" || { command -v clang >/dev/null 2>&1 || { apt-get update && apt-get install -y clang; }; $(PIP) ".[fuzz]"; }
+	rm -rf $(FUZZ_SITE)
+	# An explicit --target keeps RUSTFLAGS off build scripts and proc macros.
+	env CARGO_BUILD_TARGET=$(HOST_TRIPLE) CARGO_TARGET_DIR=target-fuzz RUSTFLAGS="$(SANCOV_RUSTFLAGS)" \
+		CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_DEBUG=0 \
+		$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --target $(FUZZ_SITE) .
+	mkdir -p tests/adversarial/corpus tests/adversarial/artifacts
+	BALE_FUZZ_SITE=$(FUZZ_SITE) $(PY) tests/adversarial/fuzz_binding.py tests/adversarial/corpus tests/adversarial/seeds \
+		$(FUZZ_FLAGS) -artifact_prefix=tests/adversarial/artifacts/
+
+# The Python suite under Debian's debug interpreter (python3.11-dbg) with
+# -X dev, against a build with Rust debug assertions and overflow checks
+# (release profile at opt-level 1, no LTO: quick to build, fast enough to
+# run; own target dir, so the release build in target/ stays). The Dask, Ray
+# and benchmark smoke tests are left out (heavy, and they test no bale code
+# the rest does not).
+DBG_PYTHON ?= python3.11-dbg
+VENV_DBG := .venv-dbg
+PY_DBG := $(VENV_DBG)/bin/python
+HEAVY_TESTS := --ignore=tests/test_dask.py --ignore=tests/test_ray.py --ignore=tests/test_benchmarks_smoke.py
+
+$(PY_DBG):
+	command -v $(DBG_PYTHON) >/dev/null 2>&1 || { apt-get update && apt-get install -y python3.11-dbg python3.11-venv; }
+	$(DBG_PYTHON) -m venv $(VENV_DBG)
+
+test-debug: $(PY_DBG)
+	env CARGO_TARGET_DIR=target-dbg CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true \
+		CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+		$(PY_DBG) -m pip install --quiet --disable-pip-version-check ".[test]"
+	$(PY_DBG) -X dev -m pytest -q $(HEAVY_TESTS)
+
+# What CI runs (.ci/run): make test, the debug run, both fuzzers time-boxed.
+test-ci:
+	.ci/run
