@@ -24,7 +24,8 @@ import sys
 sys.path.insert(0, {tests!r})
 from adversarial import fuzz_binding
 for path in sys.argv[1:]:
-    fuzz_binding.one_input(open(path, "rb").read())
+    with open(path, "rb") as f:
+        fuzz_binding.one_input(f.read())
 """
 
 
