@@ -54,16 +54,25 @@ FUZZ_FLAGS = -max_total_time=$(FUZZ_SECONDS) -timeout=30 -print_final_stats=1
 # to fuzz/corpus (ignored by git); the committed seeds are fuzz/seeds; a crash
 # is saved under fuzz/artifacts/ and fails the target; once understood it is
 # committed under fuzz/regressions/ (replayed by every run).
+CORE_ARTIFACTS := $(CURDIR)/crates/bale-core/fuzz/artifacts/
+CORE_FUZZER = crates/bale-core/fuzz/target/$(HOST_TRIPLE)/release/load_verify_read
 fuzz-core:
 	rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 	command -v cargo-fuzz >/dev/null 2>&1 || cargo install --locked cargo-fuzz
-	mkdir -p crates/bale-core/fuzz/corpus/load_verify_read
-	# The inputs found before (fuzz/regressions) are replayed first; the time
-	# box runs even when one of them still fails, and the target fails then.
-	cd crates/bale-core && status=0; \
-	cargo +nightly fuzz run --debug-assertions load_verify_read fuzz/regressions/* || status=1; \
-	cargo +nightly fuzz run --debug-assertions load_verify_read \
-		fuzz/corpus/load_verify_read fuzz/seeds -- $(FUZZ_FLAGS) || status=1; \
+	cd crates/bale-core && cargo +nightly fuzz build --debug-assertions load_verify_read
+	rm -rf $(CORE_ARTIFACTS)
+	mkdir -p $(CORE_ARTIFACTS) crates/bale-core/fuzz/corpus/load_verify_read
+	# The inputs found before (fuzz/regressions) are replayed first. Fork mode
+	# with -ignore_crashes keeps fuzzing for the whole time box after a
+	# finding; the target fails if any input was saved under fuzz/artifacts.
+	# (The fuzzer is run directly: through `cargo fuzz run`, fork mode also
+	# wrote corpus entries into the artifact directory.)
+	status=0; \
+	$(CORE_FUZZER) crates/bale-core/fuzz/regressions/* || status=1; \
+	$(CORE_FUZZER) -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -artifact_prefix=$(CORE_ARTIFACTS) \
+		$(FUZZ_FLAGS) crates/bale-core/fuzz/corpus/load_verify_read crates/bale-core/fuzz/seeds || status=1; \
+	if [ -n "$$(ls $(CORE_ARTIFACTS))" ]; then \
+		echo "fuzz-core: $$(ls $(CORE_ARTIFACTS) | wc -l) failing input(s) saved in $(CORE_ARTIFACTS)"; status=1; fi; \
 	exit $$status
 
 # atheris harness through the binding (tests/adversarial/fuzz_binding.py).
@@ -85,6 +94,7 @@ fuzz-binding: $(PY)
 	env CARGO_BUILD_TARGET=$(HOST_TRIPLE) CARGO_TARGET_DIR=target-fuzz RUSTFLAGS="$(SANCOV_RUSTFLAGS)" \
 		CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_DEBUG=0 \
 		$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --target $(FUZZ_SITE) .
+	rm -rf tests/adversarial/artifacts
 	mkdir -p tests/adversarial/corpus tests/adversarial/artifacts
 	BALE_FUZZ_SITE=$(FUZZ_SITE) $(PY) tests/adversarial/fuzz_binding.py tests/adversarial/corpus tests/adversarial/seeds \
 		$(FUZZ_FLAGS) -artifact_prefix=tests/adversarial/artifacts/
@@ -96,7 +106,8 @@ fuzz-binding: $(PY)
 # the Dask, Ray and benchmark smoke tests, the latency benchmark (it needs
 # the bench extras) and the fork-memory test (it generates 3.7 million
 # records first: over ten minutes under the debug interpreter); they test no
-# bale code the rest does not.
+# bale code the rest does not. msgspec is installed beside the test extra:
+# the stub test type-checks bale.cli, which imports it.
 DBG_PYTHON ?= python3.11-dbg
 VENV_DBG := .venv-dbg
 PY_DBG := $(VENV_DBG)/bin/python
@@ -111,7 +122,7 @@ $(PY_DBG):
 test-debug: $(PY_DBG)
 	env CARGO_TARGET_DIR=target-dbg CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true \
 		CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-		$(PY_DBG) -m pip install --quiet --disable-pip-version-check ".[test]"
+		$(PY_DBG) -m pip install --quiet --disable-pip-version-check ".[test]" "msgspec>=0.18"
 	$(PY_DBG) -X dev -m pytest -q $(HEAVY_TESTS)
 
 # What CI runs (.ci/run): make test, the debug run, both fuzzers time-boxed.

@@ -31,7 +31,8 @@ Anything else (another exception type, a crash, a hang of more than
 ``-timeout`` seconds) is a finding: libFuzzer saves the input as
 ``crash-<sha1>`` (under ``-artifact_prefix``) and stops. The fuzzer runs in
 a child process, so that a crash libFuzzer cannot catch (a C stack
-overflow) still leaves its input behind, saved the same way.
+overflow) still leaves its input behind, saved the same way, and so that
+the time box goes on after a finding (see ``supervise``).
 
 The mutator lets libFuzzer mutate, then (most of the time) restores the
 header's magic, version, byte-order marker, flags and reserved bytes, rounds
@@ -316,25 +317,64 @@ def _artifact_prefix(argv) -> str:
     return "./"
 
 
+def _max_total_time(argv):
+    for a in argv:
+        if a.startswith("-max_total_time="):
+            return int(a.split("=", 1)[1])
+    return None
+
+
+MAX_RESTARTS = 50
+
+
 def supervise() -> int:
-    """Runs the fuzzer in a child; if a signal kills it, saves the input it
-    was running as ``<artifact_prefix>crash-<sha1>`` (as libFuzzer would)."""
+    """Runs the fuzzer in a child process and keeps the time box.
+
+    If a signal kills the child, the input it was running is saved as
+    ``<artifact_prefix>crash-<sha1>`` (as libFuzzer saves the others). With
+    ``-max_total_time``, a child stopped by a finding is followed by a new one
+    for the rest of the time (the corpus it grew is kept), so that one known
+    finding does not end the run; the exit status is 1 if anything was found.
+    """
     import hashlib
     import signal
     import subprocess
+    import time
 
-    prefix = _artifact_prefix(sys.argv[1:])
+    argv = sys.argv[1:]
+    prefix = _artifact_prefix(argv)
     last = prefix + "last-input"
     env = dict(os.environ, BALE_FUZZ_LAST_INPUT=last)
-    rc = subprocess.call([sys.executable, os.path.abspath(__file__), *sys.argv[1:]], env=env)
-    if rc < 0 and os.path.exists(last):
-        data = open(last, "rb").read()
-        crash = f"{prefix}crash-{hashlib.sha1(data).hexdigest()}"
-        with open(crash, "wb") as f:
-            f.write(data)
-        print(f"fuzz_binding: killed by {signal.Signals(-rc).name}; input saved to {crash}", file=sys.stderr)
+    budget = _max_total_time(argv)
+    deadline = time.monotonic() + (budget or 0)
+    findings = 0
+    while True:
+        args = argv
+        if budget is not None:
+            left = int(deadline - time.monotonic())
+            args = [a for a in argv if not a.startswith("-max_total_time=")] + [f"-max_total_time={max(left, 1)}"]
+        before = set(os.listdir(prefix or "."))
+        rc = subprocess.call([sys.executable, os.path.abspath(__file__), *args], env=env)
+        if rc < 0 and os.path.exists(last):
+            with open(last, "rb") as f:
+                data = f.read()
+            crash = f"{prefix}crash-{hashlib.sha1(data).hexdigest()}"
+            with open(crash, "wb") as f:
+                f.write(data)
+            print(f"fuzz_binding: killed by {signal.Signals(-rc).name}; input saved to {crash}", file=sys.stderr)
+        new = {n for n in set(os.listdir(prefix or ".")) - before if n.split("-")[0] in ("crash", "timeout", "oom", "leak", "slow")}
+        if rc == 0:
+            break
+        if not new:
+            return rc  # not a finding (bad arguments, say): stop here
+        findings += len(new)
+        if budget is None or deadline - time.monotonic() < 5 or findings >= MAX_RESTARTS:
+            break
+        print(f"fuzz_binding: {findings} finding(s) so far; fuzzing on for {int(deadline - time.monotonic())} s", file=sys.stderr)
+    if findings:
+        print(f"fuzz_binding: {findings} finding(s) saved under {prefix or './'}", file=sys.stderr)
         return 1
-    return rc
+    return 0
 
 
 def main() -> None:
