@@ -15,11 +15,13 @@ see conftest.py):
 
 from __future__ import annotations
 
+import atexit
 import copy
 import dataclasses
 import gc
 import pathlib
 import pickle
+import shutil
 import sys
 import tempfile
 
@@ -43,6 +45,7 @@ def _setup():
     """Objects the operations work on, made once."""
     s = {}
     s["tmp"] = pathlib.Path(tempfile.mkdtemp(prefix="bale-leaks-"))
+    atexit.register(shutil.rmtree, s["tmp"], ignore_errors=True)
     s["value"] = {
         "list": [1, "two", 3.0, None, [4, 5]],
         "tuple": (1, "a", (2, 3)),
