@@ -34,3 +34,97 @@ demo: $(PY)
 test: build
 	CARGO_PROFILE_DEV_OPT_LEVEL=1 cargo test --workspace --exclude bale-python
 	$(PY) -m pytest -q
+
+# ---------------------------------------------------------------------------
+# Tools run by CI (.ci/run): fuzzers, the debug-interpreter run.
+# Their tools live outside the clone (cargo-fuzz in ~/.cargo/bin, the nightly
+# toolchain in rustup's home, python3.11-dbg from apt); only their build
+# output and working corpora are inside it (git-ignored).
+# ---------------------------------------------------------------------------
+
+.PHONY: fuzz-core fuzz-binding test-debug test-ci
+
+FUZZ_SECONDS ?= 120
+# libFuzzer options shared by both fuzzers: one input may take 30 s at most
+# (a hang is a finding), final statistics printed.
+FUZZ_FLAGS = -max_total_time=$(FUZZ_SECONDS) -timeout=30 -print_final_stats=1
+
+# cargo fuzz target on bale-core: load -> verify -> full read -> to_json,
+# with a mutator that repairs the header, length and checksum. New inputs go
+# to fuzz/corpus (ignored by git); the committed seeds are fuzz/seeds; a crash
+# is saved under fuzz/artifacts/ and fails the target; once understood it is
+# committed under fuzz/regressions/ (replayed by every run).
+CORE_ARTIFACTS := $(CURDIR)/crates/bale-core/fuzz/artifacts/
+CORE_FUZZER = crates/bale-core/fuzz/target/$(HOST_TRIPLE)/release/load_verify_read
+fuzz-core:
+	rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+	command -v cargo-fuzz >/dev/null 2>&1 || cargo install --locked cargo-fuzz
+	cd crates/bale-core && cargo +nightly fuzz build --debug-assertions load_verify_read
+	rm -rf $(CORE_ARTIFACTS)
+	mkdir -p $(CORE_ARTIFACTS) crates/bale-core/fuzz/corpus/load_verify_read
+	# The inputs found before (fuzz/regressions) are replayed first. Fork mode
+	# with -ignore_crashes keeps fuzzing for the whole time box after a
+	# finding; the target fails if any input was saved under fuzz/artifacts.
+	# (The fuzzer is run directly: through `cargo fuzz run`, fork mode also
+	# wrote corpus entries into the artifact directory.)
+	status=0; \
+	$(CORE_FUZZER) crates/bale-core/fuzz/regressions/* || status=1; \
+	$(CORE_FUZZER) -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -artifact_prefix=$(CORE_ARTIFACTS) \
+		$(FUZZ_FLAGS) crates/bale-core/fuzz/corpus/load_verify_read crates/bale-core/fuzz/seeds || status=1; \
+	if [ -n "$$(ls $(CORE_ARTIFACTS))" ]; then \
+		echo "fuzz-core: $$(ls $(CORE_ARTIFACTS) | wc -l) failing input(s) saved in $(CORE_ARTIFACTS)"; status=1; fi; \
+	exit $$status
+
+# atheris harness through the binding (tests/adversarial/fuzz_binding.py).
+# atheris comes from PyPI as a wheel; where none fits, pip builds it, which
+# needs clang (installed with apt-get when missing). The fuzzed copy of bale
+# is built apart (target-fuzz, installed into build-fuzz/site) with
+# SanitizerCoverage, so that libFuzzer sees the Rust code's coverage, and
+# with debug assertions; .venv keeps its release build.
+FUZZ_SITE := build-fuzz/site
+HOST_TRIPLE = $(shell rustc -vV | sed -n 's/^host: //p')
+SANCOV_RUSTFLAGS := -C passes=sancov-module -C llvm-args=-sanitizer-coverage-level=4 \
+	-C llvm-args=-sanitizer-coverage-inline-8bit-counters -C llvm-args=-sanitizer-coverage-pc-table \
+	-C llvm-args=-sanitizer-coverage-trace-compares -C debug-assertions=on
+
+fuzz-binding: $(PY)
+	$(PIP) ".[fuzz]" || { command -v clang >/dev/null 2>&1 || { apt-get update && apt-get install -y clang; }; $(PIP) ".[fuzz]"; }
+	rm -rf $(FUZZ_SITE)
+	# An explicit --target keeps RUSTFLAGS off build scripts and proc macros.
+	env CARGO_BUILD_TARGET=$(HOST_TRIPLE) CARGO_TARGET_DIR=target-fuzz RUSTFLAGS="$(SANCOV_RUSTFLAGS)" \
+		CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_DEBUG=0 \
+		$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --target $(FUZZ_SITE) .
+	rm -rf tests/adversarial/artifacts
+	mkdir -p tests/adversarial/corpus tests/adversarial/artifacts
+	BALE_FUZZ_SITE=$(FUZZ_SITE) $(PY) tests/adversarial/fuzz_binding.py tests/adversarial/corpus tests/adversarial/seeds \
+		$(FUZZ_FLAGS) -artifact_prefix=tests/adversarial/artifacts/
+
+# The Python suite under Debian's debug interpreter (python3.11-dbg) with
+# -X dev, against a build with Rust debug assertions and overflow checks
+# (release profile at opt-level 1, no LTO: quick to build, fast enough to
+# run; own target dir, so the release build in target/ stays). Left out:
+# the Dask, Ray and benchmark smoke tests, the latency benchmark (it needs
+# the bench extras) and the fork-memory test (it generates 3.7 million
+# records first: over ten minutes under the debug interpreter); they test no
+# bale code the rest does not. msgspec is installed beside the test extra:
+# the stub test type-checks bale.cli, which imports it.
+DBG_PYTHON ?= python3.11-dbg
+VENV_DBG := .venv-dbg
+PY_DBG := $(VENV_DBG)/bin/python
+HEAVY_TESTS := --ignore=tests/test_dask.py --ignore=tests/test_ray.py --ignore=tests/test_benchmarks_smoke.py \
+	--ignore=tests/test_fork_memory.py \
+	--deselect=tests/test_examples.py::test_latency_benchmark_runs_end_to_end_on_small_trees
+
+$(PY_DBG):
+	command -v $(DBG_PYTHON) >/dev/null 2>&1 || { apt-get update && apt-get install -y python3.11-dbg python3.11-venv; }
+	$(DBG_PYTHON) -m venv $(VENV_DBG)
+
+test-debug: $(PY_DBG)
+	env CARGO_TARGET_DIR=target-dbg CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true \
+		CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+		$(PY_DBG) -m pip install --quiet --disable-pip-version-check ".[test]" "msgspec>=0.18"
+	$(PY_DBG) -X dev -m pytest -q $(HEAVY_TESTS)
+
+# What CI runs (.ci/run): make test, the debug run, both fuzzers time-boxed.
+test-ci:
+	.ci/run

@@ -1,0 +1,123 @@
+"""Writes the committed seed corpora of the two fuzzers (not a test module).
+
+    .venv/bin/python tests/adversarial/make_seeds.py
+
+* ``crates/bale-core/fuzz/seeds/``: the golden vectors (``tests/vectors``)
+  and the regions below, for ``make fuzz-core``;
+* ``tests/adversarial/seeds/``: the regions below, for ``make fuzz-binding``.
+
+Each seed is one whole region, small (a few KB at most) so that libFuzzer's
+input length limit stays low and every run is fast. The regions cover each
+kind of stored value: shared and cyclic regions, grown ones (appends), the
+columnar list forms, number lists, big ints, typed scalars, records, sets
+and dicts small (linear search) and large (hash index). File names are the
+content's SHA-1, as libFuzzer names corpus entries.
+"""
+
+from __future__ import annotations
+
+import array
+import dataclasses
+import datetime as dt
+import decimal
+import enum
+import hashlib
+import pathlib
+import shutil
+import typing
+import uuid
+
+import bale
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CORE_SEEDS = ROOT / "crates" / "bale-core" / "fuzz" / "seeds"
+BINDING_SEEDS = ROOT / "tests" / "adversarial" / "seeds"
+
+
+@dataclasses.dataclass
+class SeedRecord:
+    a: int
+    b: object = None
+
+
+class SeedPoint(typing.NamedTuple):
+    x: float
+    y: str
+
+
+class SeedColor(enum.Enum):
+    RED = 1
+    BLUE = "blue"
+
+
+def regions():
+    out = []
+
+    def add(value, **kw):
+        out.append(bytes(bale.compact(value, **kw)))
+
+    add({"a": 1, "b": [1, 2, 3], "c": "hello world", "d": None, "e": True, "f": 2.5, "g": -0.0})
+    add({f"key{i}": i * 3 for i in range(20)})
+    add({1: "a", 2.5: "b", (1, 2): "c", None: "d", b"x": "e", frozenset({1}): "f", 10**30: {"n": 1}, -7: (), "\xe9": "\xfc", 2**63: 1})
+    add([{"id": i, "name": f"user{i}", "tags": ["a", "b"][: i % 3], "score": i / 7} for i in range(12)])
+    add({"set": set(range(12)) | {"a", 2.5, (1, 2)}, "fs": frozenset({1, 2, 3}), "small": {None, b"b"}})
+    add([[1, [2, [3, [4, (5, 6, (7,))]]]], [], (), {}, set(), frozenset()])
+    add(["ascii string long enough", "latin \xe9" * 3, "bmp \u20ac \u2211", "astral \U0001f600", "\ud800", "", "x" * 70])
+    add([2**70, -(2**100), 2**62, 2**63, 10**40, 0, -1, 1.5, float("nan"), float("inf"), 1e-310, 1 + 2j, b"", b"b\x00\xff"])
+    add({"ints": list(range(-3, 40)), "floats": [i / 3 for i in range(20)], "strs": [str(i) for i in range(20)], "lists": [[i] * (i % 3) for i in range(12)]})
+    add([(i, i + 1) for i in range(10)])
+    x = [1, "shared string value", (2.5, None)]
+    add([x, x, {"k": x}], share=True)
+    me = []
+    me.append(me)
+    me.append({"self": me, "n": 1})
+    add(me, share=True)
+    r = bale.compact([3, 2, 1])
+    for i in range(3):
+        r = r.append((i, f"item {i}", r.root))
+    out.append(bytes(r))
+    add(
+        {
+            "date": dt.date(2020, 2, 29),
+            "dt": dt.datetime(2021, 11, 7, 1, 30, fold=1, tzinfo=dt.timezone(dt.timedelta(hours=-3), "BRT")),
+            "t": dt.time(23, 59, 1, 5),
+            "td": dt.timedelta(-2, 7, 9),
+            "dec": decimal.Decimal("-1.25E-9"),
+            "uuid": uuid.UUID(int=2**100 + 7),
+            "range": range(5, 500, 9),
+            "arr": array.array("d", [1.5, -2.0]),
+            "keys": {dt.date(2000, 1, 1): 1, uuid.UUID(int=3): 2},
+        }
+    )
+    add([SeedRecord(i, [i, str(i)]) for i in range(4)] + [SeedPoint(1.5, "p"), SeedColor.RED, SeedColor.BLUE])
+    try:
+        import numpy as np
+
+        add({"np": np.arange(6, dtype=np.int32).reshape(2, 3), "s": np.float32(2.5)})
+    except ImportError:
+        pass
+    return out
+
+
+def write(dirpath: pathlib.Path, blobs) -> None:
+    if dirpath.exists():
+        shutil.rmtree(dirpath)
+    dirpath.mkdir(parents=True)
+    for b in blobs:
+        (dirpath / hashlib.sha1(b).hexdigest()).write_bytes(b)
+
+
+def main() -> None:
+    made = regions()
+    for b in made:
+        bale.load(b, verify=True)
+    vectors = [p.read_bytes() for p in sorted((ROOT / "tests" / "vectors").glob("*.bale"))]
+    write(CORE_SEEDS, vectors + made)
+    write(BINDING_SEEDS, made)
+    for d in (CORE_SEEDS, BINDING_SEEDS):
+        files = list(d.iterdir())
+        print(f"{d.relative_to(ROOT)}: {len(files)} seeds, {sum(f.stat().st_size for f in files)} bytes")
+
+
+if __name__ == "__main__":
+    main()
