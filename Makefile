@@ -42,7 +42,7 @@ test: build
 # output and working corpora are inside it (git-ignored).
 # ---------------------------------------------------------------------------
 
-.PHONY: fuzz-core fuzz-binding test-debug test-ci
+.PHONY: fuzz-core fuzz-binding test-debug test-no-fast-paths test-ci
 
 FUZZ_SECONDS ?= 120
 # libFuzzer options shared by both fuzzers: one input may take 30 s at most
@@ -125,6 +125,12 @@ test-debug: $(PY_DBG)
 		$(PY_DBG) -m pip install --quiet --disable-pip-version-check ".[test]" "msgspec>=0.18"
 	$(PY_DBG) -X dev -m pytest -q $(HEAVY_TESTS)
 
-# What CI runs (.ci/run): make test, the debug run, both fuzzers time-boxed.
+# The suite once more with every reading of CPython's private layouts off
+# (BALE_NO_FAST_PATHS=1), so the public C-API paths stay tested too.
+test-no-fast-paths: build
+	BALE_NO_FAST_PATHS=1 $(PY) -m pytest -q $(HEAVY_TESTS)
+
+# What CI runs (.ci/run): make test, the debug run, the no-fast-paths run,
+# both fuzzers time-boxed.
 test-ci:
 	.ci/run

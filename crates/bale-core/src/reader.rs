@@ -595,6 +595,10 @@ impl<'a> Reader<'a> {
         if flavor == 0 || flavor > FLAVOR_MAX {
             return Err(bad(off + 8, "unknown record flavor"));
         }
+        // Readers index an enum member's two fields (its name and value).
+        if (flavor == FLAVOR_ENUM || flavor == FLAVOR_ENUM_MIXIN) && n != 2 {
+            return Err(bad(off, "an enum member's record type does not have two fields (name and value)"));
+        }
         let name = self.word(off + 16)?;
         let fields = Table { start: off, pos: off + 8 + 8 * TYPE_PREFIX_WORDS, len: n };
         Ok(RecType { start: off, flavor, name, fields })

@@ -534,6 +534,16 @@ impl<'a, 'py> Thaw<'a, 'py> {
         if depth > MAX_KEY_DEPTH {
             return Err(malformed(&format!("key nested too deeply (limit {MAX_KEY_DEPTH})")));
         }
+        // Typed values that are not keys (arrays, decimals, aware times)
+        // may still stand here in unverified bytes.
+        if let Value::Ext(e) = &v {
+            if !bale_core::typed::hashable_ext(e) {
+                return Err(malformed(&format!(
+                    "a dict key or set element is a {}, which is not stored as a key",
+                    bale_core::typed::kind_name(e.kind)
+                )));
+            }
+        }
         if let Some(p) = scalar(self.py, &v) {
             return p;
         }
