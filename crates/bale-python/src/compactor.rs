@@ -278,11 +278,7 @@ impl<'py> Compactor<'py> {
     /// last reference (whose release would run finalizers and weakref
     /// callbacks) is kept until the compaction ends.
     unsafe fn release(&mut self, obj: *mut PyObject) {
-        if ffi::Py_REFCNT(obj) > 1 {
-            ffi::Py_DecRef(obj);
-        } else {
-            self.pins.push(Bound::from_owned_ptr(self.py, obj).unbind());
-        }
+        release_into(self.py, obj, &mut self.pins);
     }
 
     /// Before Python code runs: owns each address cached since the last
@@ -320,13 +316,7 @@ impl<'py> Compactor<'py> {
     pub(crate) fn truncate_items(&mut self, len: usize) {
         self.items.truncate(len);
         self.items_pinned = self.items_pinned.min(len);
-        while let Some(&(i, p)) = self.item_pins.last() {
-            if i < len {
-                break;
-            }
-            self.item_pins.pop();
-            unsafe { self.release(p) };
-        }
+        unsafe { release_from(self.py, &mut self.item_pins, len, &mut self.pins) };
     }
 
     /// Runs `step`, which may run Python code, with `obj` (the value being
@@ -529,13 +519,7 @@ impl<'py> Compactor<'py> {
         if let Some(f) = self.frames.pop() {
             let depth = self.frames.len();
             self.frames_pinned = self.frames_pinned.min(depth);
-            while let Some(&(d, p)) = self.frame_pins.last() {
-                if d < depth {
-                    break;
-                }
-                self.frame_pins.pop();
-                unsafe { self.release(p) };
-            }
+            unsafe { release_from(self.py, &mut self.frame_pins, depth, &mut self.pins) };
             if self.frames.len() >= LINEAR_PATH && f.mutable() {
                 self.deep_path.remove(&(f.obj() as usize));
             }
@@ -1300,6 +1284,28 @@ impl<'py> Compactor<'py> {
         Ok(())
     }
 
+}
+
+/// Lets go of an owned reference without running Python code: a last
+/// reference goes to `kept` (released when the compaction ends).
+unsafe fn release_into(py: Python<'_>, obj: *mut PyObject, kept: &mut Vec<Py<PyAny>>) {
+    if ffi::Py_REFCNT(obj) > 1 {
+        ffi::Py_DecRef(obj);
+    } else {
+        kept.push(Bound::from_owned_ptr(py, obj).unbind());
+    }
+}
+
+/// Lets go (as `release_into` does) of the pins of `stack` taken at a depth
+/// or index of `from` or more: their frame or entries are gone.
+unsafe fn release_from(py: Python<'_>, stack: &mut Vec<(usize, *mut PyObject)>, from: usize, kept: &mut Vec<Py<PyAny>>) {
+    while let Some(&(at, p)) = stack.last() {
+        if at < from {
+            break;
+        }
+        stack.pop();
+        release_into(py, p, kept);
+    }
 }
 
 /// A copy of a scalar type's handler (they hold no data), so that its
