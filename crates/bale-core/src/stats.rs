@@ -90,6 +90,55 @@ fn push_run(stack: &mut Vec<Run>, pos: usize, n: usize, limit: usize) {
     }
 }
 
+// The kinds `region_stats` counts, by the index its walk tallies them
+// under (their names in NAMES).
+const K_FLOAT_LIST: usize = 0;
+const K_INT_LIST: usize = 1;
+const K_NDARRAY: usize = 2;
+const K_RECORD: usize = 3;
+const K_NONE_BOOL: usize = 4;
+const K_PAIR: usize = 5;
+const K_INT_INLINE: usize = 6;
+const K_INT64: usize = 7;
+const K_BIGINT: usize = 8;
+const K_FLOAT: usize = 9;
+const K_COMPLEX: usize = 10;
+const K_STR_INLINE: usize = 11;
+const K_STR: usize = 12;
+const K_BYTES: usize = 13;
+const K_LIST: usize = 14;
+const K_TUPLE: usize = 15;
+const K_SET: usize = 16;
+const K_FROZENSET: usize = 17;
+const K_TABLE: usize = 18;
+const K_STR_COLUMN: usize = 19;
+const K_LIST_COLUMN: usize = 20;
+const K_DICT: usize = 21;
+const NAMES: [&str; 22] = [
+    "lists (floats, raw)",
+    "lists (ints, raw)",
+    "numpy arrays",
+    "records",
+    "None and bools",
+    "tuples (inline int pairs)",
+    "ints (inline)",
+    "ints (64-bit objects)",
+    "ints (big)",
+    "floats",
+    "complex numbers",
+    "strings (inline)",
+    "strings",
+    "bytes",
+    "lists",
+    "tuples",
+    "sets",
+    "frozensets",
+    "tables (lists of dicts, by column)",
+    "string columns",
+    "list columns",
+    "dicts",
+];
+
 /// Walks everything reachable from `root`, each stored object once.
 ///
 /// Objects are told apart by the word they start at (a bitmap of 1/64 of
@@ -104,6 +153,8 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
     let mut visited = Visited::new(r.buf().len());
     let mut stack: Vec<Run> = Vec::new();
     let mut type_index: HashMap<usize, usize> = HashMap::new();
+    // Per kind: NAMES by index, then typed scalars by kind byte.
+    let mut tally: Vec<KindStats> = vec![KindStats::default(); NAMES.len() + 256];
     let mut next = Some((root, r.buf().len()));
     loop {
         let (slot, limit) = match next.take() {
@@ -130,12 +181,12 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
             }
         }
         let header = if tag == TAG_OBJ { 8 } else { 0 };
-        let (kind, bytes): (&'static str, u64) = match v {
-            Value::Ext(e) => (crate::typed::kind_name(e.kind), 8 + pad8(e.payload.len()) as u64),
-            Value::NumList(l) => (if l.float { "lists (floats, raw)" } else { "lists (ints, raw)" }, 8 + 8 * l.len as u64),
+        let (kind, bytes): (usize, u64) = match v {
+            Value::Ext(e) => (NAMES.len() + e.kind as usize, 8 + pad8(e.payload.len()) as u64),
+            Value::NumList(l) => (if l.float { K_FLOAT_LIST } else { K_INT_LIST }, 8 + 8 * l.len as u64),
             Value::NdArray(a) => {
                 let head = 8 + pad8(ND_FIXED_BYTES + a.shape.len() + a.dtype.len());
-                ("numpy arrays", (head + pad8(a.data.len())) as u64)
+                (K_NDARRAY, (head + pad8(a.data.len())) as u64)
             }
             Value::Record(rec) => {
                 match type_index.get(&rec.ty.start) {
@@ -157,50 +208,59 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
                     }
                 }
                 push_run(&mut stack, rec.values, rec.len, rec.start);
-                ("records", 8 + 8 * rec.len as u64)
+                (K_RECORD, 8 + 8 * rec.len as u64)
             }
-            Value::None | Value::Bool(_) => ("None and bools", 0),
-            Value::Pair(..) => ("tuples (inline int pairs)", 0),
-            Value::Int(_) if tag == TAG_INT => ("ints (inline)", 0),
-            Value::Int(_) => ("ints (64-bit objects)", 16),
-            Value::BigInt(b) => ("ints (big)", 8 + pad8(b.len()) as u64),
-            Value::Float(_) => ("floats", 16),
-            Value::Complex(..) => ("complex numbers", 24),
-            Value::Str(_) if tag == TAG_SSTR => ("strings (inline)", 0),
-            Value::Str(s) => ("strings", header + pad8(s.len * s.width.unit()) as u64),
-            Value::Bytes(b) => ("bytes", 8 + pad8(b.len()) as u64),
+            Value::None | Value::Bool(_) => (K_NONE_BOOL, 0),
+            Value::Pair(..) => (K_PAIR, 0),
+            Value::Int(_) if tag == TAG_INT => (K_INT_INLINE, 0),
+            Value::Int(_) => (K_INT64, 16),
+            Value::BigInt(b) => (K_BIGINT, 8 + pad8(b.len()) as u64),
+            Value::Float(_) => (K_FLOAT, 16),
+            Value::Complex(..) => (K_COMPLEX, 24),
+            Value::Str(_) if tag == TAG_SSTR => (K_STR_INLINE, 0),
+            Value::Str(s) => (K_STR, header + pad8(s.len * s.width.unit()) as u64),
+            Value::Bytes(b) => (K_BYTES, 8 + pad8(b.len()) as u64),
             Value::List(s) | Value::Tuple(s) => {
                 push_run(&mut stack, s.pos, s.len, s.start);
-                (if matches!(v, Value::List(_)) { "lists" } else { "tuples" }, header + 8 * s.len as u64)
+                (if matches!(v, Value::List(_)) { K_LIST } else { K_TUPLE }, header + 8 * s.len as u64)
             }
             Value::Set(t) | Value::FrozenSet(t) => {
                 push_run(&mut stack, t.pos, t.len, t.start);
                 let size = 8 + 8 * t.len + 4 * index_cap(t.len);
-                (if matches!(v, Value::Set(_)) { "sets" } else { "frozensets" }, pad8(size) as u64)
+                (if matches!(v, Value::Set(_)) { K_SET } else { K_FROZENSET }, pad8(size) as u64)
             }
             Value::Column(c) => match c.kind {
                 ColumnKind::Rows { shape, cols } => {
                     use_shape(&mut st, &mut stack, shape, c.len as u64);
                     push_run(&mut stack, cols, shape.len, c.start);
-                    ("tables (lists of dicts, by column)", 16 + 8 * shape.len as u64)
+                    (K_TABLE, 16 + 8 * shape.len as u64)
                 }
                 ColumnKind::Strs { width, total, .. } => {
-                    ("string columns", (16 + offsets_size(c.len) + pad8(total * width.unit())) as u64)
+                    (K_STR_COLUMN, (16 + offsets_size(c.len) + pad8(total * width.unit())) as u64)
                 }
                 ColumnKind::Lists { .. } => {
                     push_run(&mut stack, c.start + 8, 1, c.start);
-                    ("list columns", (16 + offsets_size(c.len)) as u64)
+                    (K_LIST_COLUMN, (16 + offsets_size(c.len)) as u64)
                 }
             },
             Value::Dict(d) => {
                 use_shape(&mut st, &mut stack, d.shape, 1);
                 push_run(&mut stack, d.values, d.len, d.start);
-                ("dicts", 8 + 8 * d.len as u64)
+                (K_DICT, 8 + 8 * d.len as u64)
             }
         };
-        let e = st.kinds.entry(kind).or_default();
+        let e = &mut tally[kind];
         e.count += 1;
         e.bytes += bytes;
+    }
+    // Kinds tallied by index (a map lookup per object was most of the walk's time).
+    for (i, t) in tally.into_iter().enumerate() {
+        if t.count > 0 {
+            let name = if i < NAMES.len() { NAMES[i] } else { crate::typed::kind_name((i - NAMES.len()) as u8) };
+            let e = st.kinds.entry(name).or_default();
+            e.count += t.count;
+            e.bytes += t.bytes;
+        }
     }
     Ok(st)
 }
