@@ -15,7 +15,7 @@ import os
 import re
 import sys
 import time
-from typing import IO, Any
+from typing import IO, Any, Sequence
 
 import bale
 
@@ -275,7 +275,7 @@ class CsvCells:
                 raise CommandError(f"column {name!r}: unknown type {kind!r}: one of {', '.join(CSV_COLUMN_TYPES)}")
         self.types, self.columns = types, columns
 
-    def check_header(self, src: str, fields: list[str] | None) -> None:
+    def check_header(self, src: str, fields: Sequence[str] | None) -> None:
         missing = [name for name in self.columns if name not in (fields or [])]
         if missing:
             have = ", ".join(repr(f) for f in fields or []) or "none"
