@@ -54,28 +54,37 @@ def write_jsonl(path: str, target_bytes: int) -> int:
     return n
 
 
+# Run by a fresh interpreter that starts the measured command itself: a
+# child forked from this (large) process would carry this process's peak
+# RSS in its own ru_maxrss, across exec.
+_MEASURE = """
+import json, os, subprocess, sys, time
+t0 = time.perf_counter()
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+anon = 0
+while True:
+    pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+    if pid:
+        break
+    try:
+        with open(f"/proc/{p.pid}/status") as f:
+            anon = max([anon] + [int(line.split()[1]) * 1024 for line in f if line.startswith("RssAnon:")])
+    except OSError:
+        pass
+    time.sleep(0.01)
+print(json.dumps({"elapsed": time.perf_counter() - t0, "peak": usage.ru_maxrss * 1024, "anon": anon,
+                  "status": os.waitstatus_to_exitcode(status)}))
+"""
+
+
 def run_child(cmd: list[str]) -> tuple[float, int, int]:
     """Wall time, peak RSS (bytes, from ``wait4``) and peak ``RssAnon``
     (bytes, sampled every 10 ms) of the command run as a child."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    anon = 0
-    while True:
-        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-        if pid:
-            break
-        try:
-            with open(f"/proc/{p.pid}/status") as f:
-                anon = max([anon] + [int(line.split()[1]) * 1024 for line in f if line.startswith("RssAnon:")])
-        except OSError:
-            pass
-        time.sleep(0.01)
-    elapsed = time.perf_counter() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed: {p.stderr.read().decode()}")
-    p.stderr.close()
-    return elapsed, usage.ru_maxrss * 1024, anon
+    p = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True)
+    got = json.loads(p.stdout) if p.returncode == 0 else {"status": p.returncode}
+    if got["status"] != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {p.stderr}")
+    return got["elapsed"], got["peak"], got["anon"]
 
 
 def convert_section(gb: float, rows: list) -> None:
