@@ -5,7 +5,10 @@
 1. Converts a generated JSON Lines file of at least ``--gb`` GB with
    ``bale convert`` in a child process: wall time, throughput and the
    child's peak RSS (``getrusage(RUSAGE_CHILDREN)``), then opens the result
-   and checks it holds every line in order.
+   and checks it holds every line in order; then ``bale info`` of the
+   result in a child process: wall time, the child's peak RSS (the mapped
+   file's pages count in it) and its peak anonymous memory (``RssAnon``,
+   sampled every 10 ms: what the walk itself allocates).
 2. ``bale.to_json(view)`` against ``orjson.dumps(bale.thaw(view))`` on each
    file of ``../shared/data/json``.
 3. ``bale.column(records, "user_id")`` against a Python loop over the
@@ -51,6 +54,39 @@ def write_jsonl(path: str, target_bytes: int) -> int:
     return n
 
 
+# Run by a fresh interpreter that starts the measured command itself: a
+# child forked from this (large) process would carry this process's peak
+# RSS in its own ru_maxrss, across exec.
+_MEASURE = """
+import json, os, subprocess, sys, time
+t0 = time.perf_counter()
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+anon = 0
+while True:
+    pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+    if pid:
+        break
+    try:
+        with open(f"/proc/{p.pid}/status") as f:
+            anon = max([anon] + [int(line.split()[1]) * 1024 for line in f if line.startswith("RssAnon:")])
+    except OSError:
+        pass
+    time.sleep(0.01)
+print(json.dumps({"elapsed": time.perf_counter() - t0, "peak": usage.ru_maxrss * 1024, "anon": anon,
+                  "status": os.waitstatus_to_exitcode(status)}))
+"""
+
+
+def run_child(cmd: list[str]) -> tuple[float, int, int]:
+    """Wall time, peak RSS (bytes, from ``wait4``) and peak ``RssAnon``
+    (bytes, sampled every 10 ms) of the command run as a child."""
+    p = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True)
+    got = json.loads(p.stdout) if p.returncode == 0 else {"status": p.returncode}
+    if got["status"] != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {p.stderr}")
+    return got["elapsed"], got["peak"], got["anon"]
+
+
 def convert_section(gb: float, rows: list) -> None:
     with tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, "big.jsonl")
@@ -75,6 +111,13 @@ def convert_section(gb: float, rows: list) -> None:
                      f"{size / elapsed / 1e6:,.0f} MB/s", f"peak RSS {peak / 1e6:,.0f} MB (target < 300 MB)"))
         rows.append(("bale.open of the result", common.fmt_bytes(os.path.getsize(dst)), fmt_time(t_open), "",
                      "every line present, in order"))
+        del ids, r
+        out_size = os.path.getsize(dst)
+        t_info, info_peak, info_anon = run_child([sys.executable, "-m", "bale", "info", dst])
+        rows.append(("bale info of the result", common.fmt_bytes(out_size), fmt_time(t_info),
+                     f"{out_size / t_info / 1e6:,.0f} MB/s",
+                     f"peak RSS {info_peak / 1e6:,.0f} MB (the mapped file counts in it); "
+                     f"peak anonymous {info_anon / 1e6:,.1f} MB"))
 
 
 def to_json_section(rows: list) -> None:

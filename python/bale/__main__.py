@@ -1,6 +1,6 @@
 """The ``bale`` command (also ``python -m bale``).
 
-    bale convert INPUT OUTPUT [--from FORMAT] [--unsafe-pickle]
+    bale convert INPUT OUTPUT [--from FORMAT] [--unsafe-pickle] [--csv-types json|none] [--csv-column-type NAME=TYPE ...]
     bale info FILE [--verify]
     bale get FILE POINTER [--raw]
     bale to-json FILE [POINTER]
@@ -27,6 +27,18 @@ def _positive_records(text: str) -> int:
     if n < 2:
         raise argparse.ArgumentTypeError("must be at least 2")
     return n
+
+
+def _column_type(text: str) -> tuple[str, str]:
+    """``NAME=TYPE`` of ``--csv-column-type`` (the last ``=`` splits, so names may hold one)."""
+    from bale.cli import CSV_COLUMN_TYPES
+
+    name, sep, kind = text.rpartition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=TYPE, got {text!r}")
+    if kind not in CSV_COLUMN_TYPES:
+        raise argparse.ArgumentTypeError(f"{text!r}: unknown type {kind!r}, one of {', '.join(CSV_COLUMN_TYPES)}")
+    return name, kind
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,13 +77,32 @@ def _parser() -> argparse.ArgumentParser:
         description="Convert INPUT to the region file OUTPUT. The format comes from INPUT's "
         "extension (.json, .jsonl/.ndjson, .msgpack/.mpk, .csv, .pkl/.pickle) or --from. JSON "
         "Lines and CSV stream item by item (memory stays bounded by the largest item); CSV rows "
-        "become dicts, with ints and floats parsed and empty cells as None. OUTPUT appears "
-        "only when complete.",
+        "become dicts: by default a cell that is a JSON number (12, -0.5e3; not 00501, 1_000, "
+        "' 12 ', nan or Infinity) becomes an int or a float, an empty cell None, and every other "
+        "cell stays text. OUTPUT appears only when complete.",
     )
     conv.add_argument("input", metavar="INPUT")
     conv.add_argument("output", metavar="OUTPUT")
     conv.add_argument("--from", dest="fmt", choices=sorted(set(cli_formats())), help="input format")
     conv.add_argument("--unsafe-pickle", action="store_true", help="allow pickle input (it runs code from the file)")
+    conv.add_argument(
+        "--csv-types",
+        choices=("json", "none"),
+        default="json",
+        help="CSV cells of columns without a declared type: 'json' (default) makes JSON numbers ints "
+        "and floats and empty cells None; 'none' keeps every cell as text (an empty cell is '')",
+    )
+    conv.add_argument(
+        "--csv-column-type",
+        action="append",
+        type=_column_type,
+        default=[],
+        metavar="NAME=TYPE",
+        help="declare the type of a CSV column (repeatable): int (sign and digits, leading zeros "
+        "allowed), float (what float() reads: nan, inf, 1e400 as inf), bool (true, false, 1, 0), "
+        "str (the text as is); an empty cell is None except in str columns; a cell that does not "
+        "parse stops the conversion, naming its line and column",
+    )
 
     info = commands.add_parser("info", help="describe a region file", description="Format version, size, root, counts and bytes per kind of value, and the most used dict shapes.")
     info.add_argument("file", metavar="FILE")
@@ -147,7 +178,14 @@ def _run(args: argparse.Namespace) -> None:
 
     out = sys.stdout.buffer
     if args.command == "convert":
-        print(cli.convert(args.input, args.output, args.fmt, args.unsafe_pickle), file=sys.stderr)
+        declared: dict[str, str] = {}
+        for name, kind in args.csv_column_type:
+            if declared.setdefault(name, kind) != kind:
+                raise cli.CommandError(f"--csv-column-type declares column {name!r} twice ({declared[name]} and {kind})")
+        summary = cli.convert(
+            args.input, args.output, args.fmt, args.unsafe_pickle, csv_types=args.csv_types, csv_column_types=declared
+        )
+        print(summary, file=sys.stderr)
     elif args.command == "info":
         cli.info(args.file, args.verify, sys.stdout)
     elif args.command == "get":

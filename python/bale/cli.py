@@ -10,10 +10,12 @@ import csv
 import errno
 import io
 import json
+import math
 import os
+import re
 import sys
 import time
-from typing import IO, Any
+from typing import IO, Any, Sequence
 
 import bale
 
@@ -106,11 +108,27 @@ def input_format(path: str, given: str | None) -> str:
     return FORMATS[ext]
 
 
-def convert(src: str, dst: str, fmt: str | None, unsafe_pickle: bool) -> str:
-    """Converts ``src`` to a region file ``dst``; returns a one-line summary."""
+def convert(
+    src: str,
+    dst: str,
+    fmt: str | None,
+    unsafe_pickle: bool,
+    *,
+    csv_types: str = "json",
+    csv_column_types: dict[str, str] | None = None,
+) -> str:
+    """Converts ``src`` to a region file ``dst``; returns a one-line summary.
+
+    CSV cells are read as ``csv_types`` says (``"json"``: JSON numbers
+    become ints and floats; ``"none"``: every cell stays text), except in
+    the columns ``csv_column_types`` names (``{"zip": "str", "score":
+    "float"}``; types in ``CSV_COLUMN_TYPES``): see ``CsvCells``."""
     fmt = input_format(src, fmt)
     if fmt == "pickle" and not unsafe_pickle:
         raise CommandError(f"{src}: reading pickle runs code from the file; pass --unsafe-pickle if you trust it")
+    cells = CsvCells(csv_types, csv_column_types or {})
+    if fmt != "csv" and (csv_types != "json" or csv_column_types):
+        raise CommandError(f"{src}: --csv-types and --csv-column-type apply to CSV input only (this is {fmt})")
     # Problems with the output named before the input is read.
     if os.path.isdir(dst):
         raise CommandError(f"{dst}: {os.strerror(errno.EISDIR)}")
@@ -123,7 +141,7 @@ def convert(src: str, dst: str, fmt: str | None, unsafe_pickle: bool) -> str:
         if fmt == "jsonl":
             count = _convert_lines(src, dst, progress)
         elif fmt == "csv":
-            count = _convert_csv(src, dst, progress)
+            count = _convert_csv(src, dst, progress, cells)
         else:
             value = _read_whole(src, fmt)
             bale.compact(value).save(dst)
@@ -183,26 +201,112 @@ def _convert_lines(src: str, dst: str, progress: Progress) -> int:
     return count
 
 
-def _number_or_text(text: str) -> Any:
-    """CSV cells: ints, then floats, else the text; an empty cell is None."""
+#: How cells of CSV columns without a declared type are read (``--csv-types``).
+CSV_TYPES = ("json", "none")
+#: The types a CSV column can be declared to have (``--csv-column-type NAME=TYPE``).
+CSV_COLUMN_TYPES = ("int", "float", "str", "bool")
+
+# A JSON number, and nothing else: no leading zeros, sign "+", "_", spaces,
+# "inf"/"nan" words or hexadecimal (str patterns: [0-9] is ASCII only).
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+_INT = re.compile(r"[+-]?[0-9]+")
+# What float() reads, without "_" or surrounding spaces.
+_FLOAT = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)", re.IGNORECASE)
+_BOOLS = {"true": True, "false": False, "1": True, "0": False}
+
+
+def json_number_or_text(text: str) -> Any:
+    """A CSV cell under ``--csv-types json``: a JSON number becomes an int
+    (no fraction or exponent) or a float; an empty cell is None; anything
+    else stays text, and so does a number a float cannot hold (``1e400``
+    would be inf) or an int too long for ``int()`` (past
+    ``sys.get_int_max_str_digits()``), so that nothing is lost."""
     if text == "":
         return None
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
+    m = _JSON_NUMBER.fullmatch(text)
+    if m is None:
         return text
+    if m.group(1) is None and m.group(2) is None:
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    f = float(text)
+    return f if math.isfinite(f) else text
 
 
-def _convert_csv(src: str, dst: str, progress: Progress) -> int:
+def _declared(kind: str, text: str) -> Any:
+    """A cell of a column declared ``kind``; raises ValueError naming what it expected."""
+    if kind == "str":
+        return text
+    if text == "":
+        return None
+    if kind == "int" and _INT.fullmatch(text):
+        return int(text)
+    if kind == "float" and _FLOAT.fullmatch(text):
+        return float(text)
+    if kind == "bool" and text.lower() in _BOOLS:
+        return _BOOLS[text.lower()]
+    expected = {"int": "an int", "float": "a float", "bool": "a bool (true, false, 1 or 0)"}[kind]
+    raise ValueError(f"{text!r} is not {expected}")
+
+
+class CsvCells:
+    """How the cells of a CSV file become values.
+
+    ``types`` is ``"json"`` (the default: JSON numbers become ints and
+    floats, see ``json_number_or_text``; empty cells None) or ``"none"``
+    (every cell stays text; an empty cell is ``""``). ``columns`` maps
+    column names to ``"int"``, ``"float"``, ``"str"`` or ``"bool"``, which
+    take precedence: an int is an optional sign and digits (leading zeros
+    allowed), a float what ``float()`` reads (``nan``, ``inf``, ``1e400``
+    as inf included) without ``_`` or spaces, a bool ``true``/``false``
+    (any case), ``1`` or ``0``; an empty cell is None, except in a ``str``
+    column, where every cell stays text. A cell that does not parse is an
+    error naming the file, line and column.
+    """
+
+    def __init__(self, types: str = "json", columns: dict[str, str] | None = None) -> None:
+        if types not in CSV_TYPES:
+            raise CommandError(f"unknown CSV cell types {types!r}: one of {', '.join(CSV_TYPES)}")
+        columns = dict(columns or {})
+        for name, kind in columns.items():
+            if kind not in CSV_COLUMN_TYPES:
+                raise CommandError(f"column {name!r}: unknown type {kind!r}: one of {', '.join(CSV_COLUMN_TYPES)}")
+        self.types, self.columns = types, columns
+
+    def check_header(self, src: str, fields: Sequence[str] | None) -> None:
+        missing = [name for name in self.columns if name not in (fields or [])]
+        if missing:
+            have = ", ".join(repr(f) for f in fields or []) or "none"
+            raise CommandError(f"{src}: line 1: no column {missing[0]!r} (declared with --csv-column-type) in the header (columns: {have})")
+
+    def row(self, src: str, line: int, row: dict[Any, Any]) -> dict[Any, Any]:
+        out = {}
+        for k, v in row.items():
+            if not isinstance(v, str):  # a short row's missing cells (None), a long row's extra ones (a list)
+                out[k] = v
+            elif k in self.columns:
+                try:
+                    out[k] = _declared(self.columns[k], v)
+                except ValueError as e:
+                    raise CommandError(f"{src}: line {line}, column {k!r}: {e} (declared {self.columns[k]})") from None
+            elif self.types == "json":
+                out[k] = json_number_or_text(v)
+            else:
+                out[k] = v
+        return out
+
+
+def _convert_csv(src: str, dst: str, progress: Progress, cells: CsvCells | None = None) -> int:
+    cells = cells or CsvCells()
     count = 0
     with open(src, "rb") as raw, io.TextIOWrapper(raw, encoding="utf-8", newline="") as f, bale.Writer(dst) as w:
         try:
-            for row in csv.DictReader(f):
-                w.append({k: _number_or_text(v) if isinstance(v, str) else v for k, v in row.items()})
+            reader = csv.DictReader(f)
+            cells.check_header(src, reader.fieldnames)
+            for row in reader:
+                w.append(cells.row(src, reader.line_num, row))
                 count += 1
                 if count % 4096 == 0:
                     progress.update(raw.tell(), count)
