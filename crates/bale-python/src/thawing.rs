@@ -513,6 +513,11 @@ impl<'a, 'py> Thaw<'a, 'py> {
         for i in 0..dict.len {
             self.spend()?;
             let k = self.r.dict_key(dict, i).map_err(format_error);
+            // A set is a value, never a key (as an element, `key` refuses it).
+            let k = k.and_then(|k| match k {
+                Value::Set(_) => Err(malformed("a dict key is a set (unhashable)")),
+                k => Ok(k),
+            });
             match k.and_then(|k| self.key(k, 0)) {
                 Ok(p) => made.push(p),
                 Err(e) => {
@@ -558,6 +563,8 @@ impl<'a, 'py> Thaw<'a, 'py> {
                 }
                 Ok(obj.into_ptr())
             }
+            // A set is a value, never a key or an element (depth 0 is a set value).
+            Value::Set(_) if depth > 0 => Err(malformed("a dict key or set element is a set (unhashable)")),
             Value::Set(t) | Value::FrozenSet(t) => {
                 let frozen = matches!(v, Value::FrozenSet(_));
                 let raw = if frozen { ffi::PyFrozenSet_New(std::ptr::null_mut()) } else { ffi::PySet_New(std::ptr::null_mut()) };
