@@ -186,3 +186,46 @@ def test_converting_a_json_array_streams_in_bounded_memory(tmp_path):
     assert peak < 0.5 * size + 40e6, (peak, size)
     r = bale.open(tmp_path / "big.bale", verify=True)
     assert len(r.root) == 200_000 and r.root[199_999]["meta"]["n"] == 199_999
+
+
+def test_columns_spilled_to_disk_read_back_when_kinds_change_and_when_given_up(tmp_path):
+    # Streams of more than a chunk (256 KiB) go to a temporary file beside
+    # the output: a column that turns mixed, and a table given up late, are
+    # read back from it.
+    items = [{"s": f"text {i} " * 3, "n": i, "l": [i, i + 1]} for i in range(60_000)]
+    items[50_000]["n"] = None  # ints turn mixed after spilling
+    items[55_000]["l"] = [1.5, "x"]
+    r = streamed(tmp_path / "mixed.bale", items)
+    assert "tables (lists of dicts, by column)" in kinds(tmp_path / "mixed.bale")
+    assert bale.thaw(r.root) == items
+    late = items + [{"s": {"nested": 1}, "n": 0, "l": []}]
+    r = streamed(tmp_path / "late.bale", late)
+    assert bale.thaw(r.root) == late
+    assert sorted(os.listdir(tmp_path)) == ["late.bale", "mixed.bale"]  # no temporary files left
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_streamed_table_columns_stay_out_of_memory(tmp_path):
+    # 60 MB of records that make a table: the columns spill to disk, so the
+    # peak stays far below the table's size.
+    src = tmp_path / "table.jsonl"
+    with open(src, "w") as f:
+        for i in range(200_000):
+            f.write(json.dumps({"id": i, "text": f"{i:08d}" * 35, "tags": ["a", "b"][: i % 3]}) + "\n")
+    code = textwrap.dedent(
+        f"""
+        import bale
+        from bale import cli
+        print(cli.convert({str(src)!r}, {str(tmp_path / 't.bale')!r}, None, False))
+        status = open("/proc/self/status").read()
+        print(int(status.split("VmHWM:")[1].split()[0]) * 1024)
+        """
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    peak = int(p.stdout.split()[-1])
+    size = os.path.getsize(tmp_path / "t.bale")
+    assert size > 55e6 and peak < 0.5 * size + 40e6, (peak, size)
+    assert "tables (lists of dicts, by column)" in kinds(tmp_path / "t.bale")
+    r = bale.open(tmp_path / "t.bale", verify=True)
+    assert r.root[199_999] == {"id": 199_999, "text": f"{199_999:08d}" * 35, "tags": ["a"]}

@@ -28,7 +28,7 @@ use rustc_hash::FxHashMap;
 use crate::compactor::Compactor;
 use crate::errors::os_error;
 use crate::files::Pending;
-use crate::stream_table::Table;
+use crate::stream_table::{Sink, Table};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Root {
@@ -162,12 +162,7 @@ impl Writer {
             let mut b = Builder::continuing(st.pos, 64 + 16 * keys.len());
             let shape = b.shape(&keys, &hashes);
             write_bytes(st, b.new_bytes())?;
-            let cols = table.write_columns(|column| {
-                let mut b = Builder::continuing(st.pos, 1 << 16);
-                let slot = column(&mut b);
-                write_bytes(st, b.new_bytes())?;
-                Ok(slot)
-            })?;
+            let cols = table.write_columns(st)?;
             let mut b = Builder::continuing(st.pos, 16 + 8 * cols.len());
             let root = b.table_object(rows, shape, &cols);
             write_bytes(st, b.new_bytes())?;
@@ -241,6 +236,15 @@ impl Writer {
     }
 }
 
+impl Sink for Open {
+    fn pos(&self) -> usize {
+        self.pos
+    }
+    fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        write_bytes(self, bytes)
+    }
+}
+
 fn write_bytes(st: &mut Open, bytes: &[u8]) -> std::io::Result<()> {
     st.file.write_all(bytes)?;
     st.pos += bytes.len();
@@ -283,16 +287,22 @@ impl Writer {
     /// Adds `value` as the next item of a list root.
     fn append(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         self.root(Root::List)?;
+        let path = self.path.clone();
         let st = self.open_state()?;
         if !st.no_table {
             if st.table.is_none() {
-                match Table::for_first(value) {
+                match Table::for_first(value, &path) {
                     Some(table) => st.table = Some(table),
                     None => st.no_table = true,
                 }
             }
             if let Some(table) = st.table.as_mut() {
-                if table.push(value) {
+                let pushed = table.push(value);
+                if let Err(e) = pushed {
+                    self.abort_file();
+                    return Err(os_error(e, &self.path));
+                }
+                if pushed.unwrap() {
                     return Ok(());
                 }
                 self.give_up_table(py)?;
