@@ -137,11 +137,13 @@ def test_convert_json_of_every_top_level(tmp_path, value):
         ('{"a": 1, "b": [1 2]}', ["line 1 column 18", "member 1"]),
         ('[1, 2] x', ["line 1 column 8", "trailing characters"]),
         ('', ["line 1 column 0", "EOF"]),
+        ('[1, NaN]', ["line 1 column 5", "element 1"]),  # not JSON (json.loads accepts it)
+        ('[1, "\\udc00", "\udcff"]', ["element 2", "invalid unicode"]),  # a lone surrogate escape is fine, a 0xFF byte is not
     ],
 )
 def test_malformed_json_names_file_and_place(tmp_path, text, where):
     src = tmp_path / "bad.json"
-    src.write_text(text)
+    src.write_bytes(text.encode("utf-8", "surrogateescape"))
     p = run_cli("convert", src, tmp_path / "bad.bale")
     assert p.returncode != 0
     err = p.stderr.strip()

@@ -162,7 +162,8 @@ impl Writer {
             let mut b = Builder::continuing(st.pos, 64 + 16 * keys.len());
             let shape = b.shape(&keys, &hashes);
             write_bytes(st, b.new_bytes())?;
-            let cols = table.write_columns(st)?;
+            // The columns are copied without the GIL (other threads run).
+            let cols = py.detach(|| table.write_columns(&mut *st))?;
             let mut b = Builder::continuing(st.pos, 16 + 8 * cols.len());
             let root = b.table_object(rows, shape, &cols);
             write_bytes(st, b.new_bytes())?;
