@@ -31,11 +31,21 @@ use crate::strings::str_units;
 pub const CHUNK: usize = 256 << 10;
 
 /// Where full chunks of every stream go: an unnamed temporary file in the
-/// output's directory (made at the first full chunk; gone when dropped).
+/// output's directory, made at the first full chunk. Where the file
+/// system has no unnamed files, a named one is removed at once (its
+/// descriptor keeps it): a killed writer leaves nothing behind.
 pub struct Spill {
     target: std::path::PathBuf,
     file: Option<(File, Pending)>,
     end: u64,
+}
+
+fn spill_file(target: &Path) -> io::Result<(File, Pending)> {
+    let (file, pending) = crate::files::create(target, "columns")?;
+    if let Some(named) = pending.named_path() {
+        std::fs::remove_file(named)?;
+    }
+    Ok((file, pending))
 }
 
 impl Spill {
@@ -45,7 +55,7 @@ impl Spill {
 
     fn append(&mut self, bytes: &[u8]) -> io::Result<u64> {
         if self.file.is_none() {
-            self.file = Some(crate::files::create(&self.target, "columns")?);
+            self.file = Some(spill_file(&self.target)?);
         }
         let (file, _) = self.file.as_ref().unwrap();
         let at = self.end;
