@@ -24,7 +24,9 @@ def test_list_root_in_order_and_opens_verified(tmp_path):
     # Records with the same keys share one shape, as compact() would store them.
     stats = bale._bale.region_stats(r)
     assert stats["distinct_shapes"] == 1
-    # A tuple of records is stored row by row, as the writer stores them.
+    # Streamed records are stored as a table, as compact() stores a list of
+    # them: smaller than the same records row by row (a tuple of records).
+    assert "tables (lists of dicts, by column)" in stats["kinds"]
     assert r.nbytes <= bale.compact(tuple(items)).nbytes + 64
 
 

@@ -76,10 +76,13 @@ def _parser() -> argparse.ArgumentParser:
         help="convert JSON, JSON Lines, MessagePack, CSV (or pickle) to a region file",
         description="Convert INPUT to the region file OUTPUT. The format comes from INPUT's "
         "extension (.json, .jsonl/.ndjson, .msgpack/.mpk, .csv, .pkl/.pickle) or --from. JSON "
-        "Lines and CSV stream item by item (memory stays bounded by the largest item); CSV rows "
-        "become dicts: by default a cell that is a JSON number (12, -0.5e3; not 00501, 1_000, "
-        "' 12 ', nan or Infinity) becomes an int or a float, an empty cell None, and every other "
-        "cell stays text. OUTPUT appears only when complete.",
+        "Lines, CSV and a .json file's top-level array or object stream item by item (memory "
+        "stays bounded by the largest item); records of one key sequence are stored by column, "
+        "as a table, as bale.compact stores them (the columns are gathered in a temporary file "
+        "beside OUTPUT). CSV rows become dicts: by default a cell that is a JSON number (12, "
+        "-0.5e3; not 00501, 1_000, ' 12 ', nan or Infinity) becomes an int or a float, an empty "
+        "cell None, and every other cell stays text. Malformed JSON is named by line, column and "
+        "element index. OUTPUT appears only when complete.",
     )
     conv.add_argument("input", metavar="INPUT")
     conv.add_argument("output", metavar="OUTPUT")

@@ -1,5 +1,5 @@
 import os
-from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, Set, ValuesView
+from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, Set, ValuesView
 from typing import Any, SupportsIndex, final, overload
 
 from typing_extensions import Buffer
@@ -33,6 +33,7 @@ __all__ = [
     "open",
     "region_of",
     "region_stats",
+    "stream_json",
     "thaw",
     "to_json",
 ]
@@ -260,6 +261,21 @@ def memoryview_of(container: Any, key: Any = None) -> memoryview:
     reads the region's memory in place and keeps it alive while it (or a
     slice of it) lives. It equals the bytes but is not hashable. Raises
     TypeError when the value is not bytes.
+    """
+
+def stream_json(
+    path: str | os.PathLike[str],
+    on_item: Callable[[str], object],
+    on_entry: Callable[[str, str], object],
+    on_value: Callable[[str], object],
+) -> tuple[str, int]:
+    """Reads a JSON file incrementally (serde_json), one top-level element at a time.
+
+    A top-level array: ``on_item(text)`` with the JSON text of each element;
+    an object: ``on_entry(key, text)`` for each member; any other value:
+    ``on_value(text)`` once. Returns ``("array" | "object" | "value", count)``.
+    Malformed JSON raises ValueError naming the file, line, column and
+    element index; a callback's exception propagates.
     """
 
 def column(records: ListView | TupleView, key: object) -> Any:

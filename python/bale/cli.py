@@ -46,11 +46,15 @@ class Progress:
         self.enabled = sys.stderr.isatty()
         self.start = self.last = time.monotonic()
 
-    def update(self, done: int, items: int | None = None) -> None:
+    def update(self, done: int | None, items: int | None = None) -> None:
         now = time.monotonic()
         if not self.enabled or now - self.last < 0.2:
             return
         self.last = now
+        if done is None:  # only an item count is known
+            sys.stderr.write(f"\r{self.label}: {items or 0:,} items, {now - self.start:,.1f} s" + " " * 4)
+            sys.stderr.flush()
+            return
         rate = done / max(now - self.start, 1e-9)
         parts = [f"{self.label}: {done / 1e6:,.1f} MB", f"{rate / 1e6:,.1f} MB/s"]
         if items is not None:
@@ -142,6 +146,8 @@ def convert(
             count = _convert_lines(src, dst, progress)
         elif fmt == "csv":
             count = _convert_csv(src, dst, progress, cells)
+        elif fmt == "json":
+            count = _convert_json(src, dst, progress)
         else:
             value = _read_whole(src, fmt)
             bale.compact(value).save(dst)
@@ -198,6 +204,49 @@ def _convert_lines(src: str, dst: str, progress: Progress) -> int:
             count += 1
             if count % 4096 == 0:
                 progress.update(f.tell(), count)
+    return count
+
+
+def _convert_json(src: str, dst: str, progress: Progress) -> int:
+    """A top-level array (or object) is parsed one element (or member) at a
+    time by an incremental parser and written on at once: memory holds the
+    largest element, not the file. Any other top-level value is read whole."""
+    whole: list[str] = []
+    count = 0
+
+    def item(text: str) -> None:
+        nonlocal count
+        w.append(json.loads(text))
+        count += 1
+        if count % 4096 == 0:
+            progress.update(None, count)
+
+    def entry(key: str, text: str) -> None:
+        nonlocal count
+        try:
+            w[key] = json.loads(text)
+        except KeyError:
+            raise CommandError(f"{src}: key {key!r} appears twice in the top-level object") from None
+        count += 1
+        if count % 4096 == 0:
+            progress.update(None, count)
+
+    with bale.Writer(dst) as w:
+        try:
+            kind, count = bale._bale.stream_json(src, item, entry, whole.append)
+        except ValueError as e:
+            if isinstance(e, bale.CompactError) or not str(e).startswith(src):
+                raise
+            raise CommandError(str(e)) from None
+        except UnicodeDecodeError as e:
+            raise CommandError(f"{src}: element {count}: not UTF-8 text ({e.reason})") from None
+        if kind == "value" or count == 0:
+            # A scalar, or an empty array or object: written whole.
+            w.abort()
+    if kind == "value" or count == 0:
+        value = json.loads(whole[0]) if kind == "value" else ([] if kind == "array" else {})
+        bale.compact(value).save(dst)
+        return 1 if kind == "value" else 0
     return count
 
 

@@ -160,6 +160,13 @@ impl Pending {
     }
 }
 
+impl Pending {
+    /// The named temporary file, where one was made.
+    pub fn named_path(&self) -> Option<&Path> {
+        self.named.as_deref()
+    }
+}
+
 impl Drop for Pending {
     fn drop(&mut self) {
         if let Some(tmp) = self.named.take() {

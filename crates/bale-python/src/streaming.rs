@@ -7,6 +7,12 @@
 //! header with the checksum of the whole file, fsyncs and moves the file
 //! into place; until then nothing exists at the path, and a process killed
 //! before leaves no file behind (see `files.rs`).
+//!
+//! A list root of records (dicts of one key sequence whose values are
+//! scalars or lists of scalars) is gathered by column instead and written
+//! as a TABLE on closing, as `compact` stores such a list (see
+//! `stream_table.rs`): memory then holds the columns' data, about the
+//! size of the table in the file, not the records.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
@@ -22,6 +28,7 @@ use rustc_hash::FxHashMap;
 use crate::compactor::Compactor;
 use crate::errors::os_error;
 use crate::files::Pending;
+use crate::stream_table::{Sink, Table};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Root {
@@ -42,6 +49,12 @@ struct Open {
     shapes: FxHashMap<Box<[u8]>, u64>,
     types: FxHashMap<String, u64>,
     flags: u32,
+    /// The records of a list root gathered by column, while they fit.
+    table: Option<Table>,
+    /// Set once the items are not (or no longer) gathered as a table.
+    no_table: bool,
+    /// The root, once the table is written.
+    table_root: Option<u64>,
 }
 
 /// Builds a region file item by item: `append(value)` for a list root,
@@ -111,6 +124,63 @@ impl Writer {
         Ok(())
     }
 
+    /// Writes the rows gathered as a table row by row (the table is given
+    /// up); later items are written row by row too.
+    fn give_up_table(&mut self, py: Python<'_>) -> PyResult<()> {
+        let st = self.open_state()?;
+        st.no_table = true;
+        let Some(table) = st.table.take() else { return Ok(()) };
+        for i in 0..table.rows {
+            let row = table.row(py, i)?;
+            let slot = self.put(py, row.as_any(), format!("root[{i}]"))?;
+            self.open_state()?.slots.push(slot);
+        }
+        Ok(())
+    }
+
+    /// Writes the gathered table: its keys and shape, each column, then
+    /// the TABLE, which becomes the root. Too few rows for a table (as
+    /// `compact` counts), or offsets beyond u32: written row by row.
+    fn write_table(&mut self, py: Python<'_>) -> PyResult<()> {
+        let st = self.open_state()?;
+        let Some(table) = st.table.take() else { return Ok(()) };
+        if table.rows < crate::tables::TABLE_MIN_ROWS || !table.writable() {
+            st.table = Some(table);
+            return self.give_up_table(py);
+        }
+        let mut c = Compactor::new(py, 0).at_offset(st.pos);
+        let mut keys = Vec::with_capacity(table.keys.len());
+        let mut hashes = Vec::with_capacity(table.keys.len());
+        for key in &table.keys {
+            let (slot, hash) = c.run_key(key.bind(py))?;
+            keys.push(slot);
+            hashes.push(hash);
+        }
+        let rows = table.rows;
+        let result = (|| -> std::io::Result<u64> {
+            write_bytes(st, c.builder.new_bytes())?;
+            let mut b = Builder::continuing(st.pos, 64 + 16 * keys.len());
+            let shape = b.shape(&keys, &hashes);
+            write_bytes(st, b.new_bytes())?;
+            // The columns are copied without the GIL (other threads run).
+            let cols = py.detach(|| table.write_columns(&mut *st))?;
+            let mut b = Builder::continuing(st.pos, 16 + 8 * cols.len());
+            let root = b.table_object(rows, shape, &cols);
+            write_bytes(st, b.new_bytes())?;
+            Ok(root)
+        })();
+        match result {
+            Ok(root) => {
+                self.open_state()?.table_root = Some(root);
+                Ok(())
+            }
+            Err(e) => {
+                self.abort_file();
+                Err(os_error(e, &self.path))
+            }
+        }
+    }
+
     fn abort_file(&mut self) {
         if let Some(st) = self.state.take() {
             // Buffered bytes are dropped, not written: in a forked child the
@@ -132,6 +202,7 @@ impl Writer {
         let result = (move || -> std::io::Result<()> {
             let mut b = Builder::continuing(st.pos, 8 * st.slots.len() + 64);
             let root = match st.root {
+                _ if st.table_root.is_some() => st.table_root.unwrap(),
                 Root::Unset => SLOT_EMPTY_LIST,
                 Root::List => b.seq(false, &st.slots),
                 Root::Dict => {
@@ -166,6 +237,15 @@ impl Writer {
     }
 }
 
+impl Sink for Open {
+    fn pos(&self) -> usize {
+        self.pos
+    }
+    fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        write_bytes(self, bytes)
+    }
+}
+
 fn write_bytes(st: &mut Open, bytes: &[u8]) -> std::io::Result<()> {
     st.file.write_all(bytes)?;
     st.pos += bytes.len();
@@ -196,6 +276,9 @@ impl Writer {
                 shapes: FxHashMap::default(),
                 types: FxHashMap::default(),
                 flags: 0,
+                table: None,
+                no_table: false,
+                table_root: None,
             }),
             key_index: PyDict::new(py).unbind(),
             done: false,
@@ -205,6 +288,27 @@ impl Writer {
     /// Adds `value` as the next item of a list root.
     fn append(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         self.root(Root::List)?;
+        let path = self.path.clone();
+        let st = self.open_state()?;
+        if !st.no_table {
+            if st.table.is_none() {
+                match Table::for_first(value, &path) {
+                    Some(table) => st.table = Some(table),
+                    None => st.no_table = true,
+                }
+            }
+            if let Some(table) = st.table.as_mut() {
+                let pushed = table.push(value);
+                if let Err(e) = pushed {
+                    self.abort_file();
+                    return Err(os_error(e, &self.path));
+                }
+                if pushed.unwrap() {
+                    return Ok(());
+                }
+                self.give_up_table(py)?;
+            }
+        }
         let name = format!("root[{}]", self.open_state()?.slots.len());
         let slot = self.put(py, value, name)?;
         self.open_state()?.slots.push(slot);
@@ -238,7 +342,7 @@ impl Writer {
 
     /// Items written so far.
     fn __len__(&self) -> usize {
-        self.state.as_ref().map_or(0, |s| s.slots.len())
+        self.state.as_ref().map_or(0, |s| s.slots.len() + s.table.as_ref().map_or(0, |t| t.rows))
     }
 
     /// Bytes written so far.
@@ -249,6 +353,9 @@ impl Writer {
 
     /// Finishes the file and moves it into place (atomically).
     fn close(&mut self, py: Python<'_>) -> PyResult<()> {
+        if self.state.is_some() {
+            self.write_table(py)?;
+        }
         py.detach(|| self.finish())
     }
 
