@@ -189,24 +189,7 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
                 (K_NDARRAY, (head + pad8(a.data.len())) as u64)
             }
             Value::Record(rec) => {
-                match type_index.get(&rec.ty.start) {
-                    Some(&i) => st.types[i].count += 1,
-                    None => {
-                        let mut fields = Vec::with_capacity(rec.len);
-                        for i in 0..rec.len {
-                            if let Value::Str(s) = r.field_name(rec.ty, i)? {
-                                fields.push(s.to_string_lossy());
-                            }
-                        }
-                        let name = r.type_name(rec.ty)?.to_string_lossy();
-                        type_index.insert(rec.ty.start, st.types.len());
-                        st.types.push(TypeInfo { name, flavor: rec.ty.flavor, fields, count: 1 });
-                        let size = 8 + 8 * TYPE_PREFIX_WORDS + 8 * rec.len + 4 * index_cap(rec.len);
-                        let e = st.kinds.entry("record types").or_default();
-                        e.count += 1;
-                        e.bytes += pad8(size) as u64;
-                    }
-                }
+                count_record(r, &mut st, &mut type_index, rec)?;
                 push_run(&mut stack, rec.values, rec.len, rec.start);
                 (K_RECORD, 8 + 8 * rec.len as u64)
             }
@@ -267,6 +250,29 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
 
 /// Counts `dicts` more dicts of `shape`; the first time, the shape's bytes
 /// and its keys too (walked after the values pushed next).
+/// Counts a record under its type, and the type's bytes the first time.
+fn count_record(r: &Reader<'_>, st: &mut Stats, type_index: &mut HashMap<usize, usize>, rec: crate::reader::Record) -> Result<()> {
+    match type_index.get(&rec.ty.start) {
+        Some(&i) => st.types[i].count += 1,
+        None => {
+            let mut fields = Vec::with_capacity(rec.len);
+            for i in 0..rec.len {
+                if let Value::Str(s) = r.field_name(rec.ty, i)? {
+                    fields.push(s.to_string_lossy());
+                }
+            }
+            let name = r.type_name(rec.ty)?.to_string_lossy();
+            type_index.insert(rec.ty.start, st.types.len());
+            st.types.push(TypeInfo { name, flavor: rec.ty.flavor, fields, count: 1 });
+            let size = 8 + 8 * TYPE_PREFIX_WORDS + 8 * rec.len + 4 * index_cap(rec.len);
+            let e = st.kinds.entry("record types").or_default();
+            e.count += 1;
+            e.bytes += pad8(size) as u64;
+        }
+    }
+    Ok(())
+}
+
 fn use_shape(st: &mut Stats, stack: &mut Vec<Run>, shape: Table, dicts: u64) {
     let uses = st.shapes.entry(shape.start).or_insert(0);
     let first = *uses == 0;
@@ -313,24 +319,7 @@ mod tests {
                     ("numpy arrays", (head + pad8(a.data.len())) as u64)
                 }
                 Value::Record(rec) => {
-                    match type_index.get(&rec.ty.start) {
-                        Some(&i) => st.types[i].count += 1,
-                        None => {
-                            let mut fields = Vec::with_capacity(rec.len);
-                            for i in 0..rec.len {
-                                if let Value::Str(s) = r.field_name(rec.ty, i)? {
-                                    fields.push(s.to_string_lossy());
-                                }
-                            }
-                            let name = r.type_name(rec.ty)?.to_string_lossy();
-                            type_index.insert(rec.ty.start, st.types.len());
-                            st.types.push(TypeInfo { name, flavor: rec.ty.flavor, fields, count: 1 });
-                            let size = 8 + 8 * TYPE_PREFIX_WORDS + 8 * rec.len + 4 * index_cap(rec.len);
-                            let e = st.kinds.entry("record types").or_default();
-                            e.count += 1;
-                            e.bytes += pad8(size) as u64;
-                        }
-                    }
+                    count_record(r, &mut st, &mut type_index, rec)?;
                     for i in (0..rec.len).rev() {
                         stack.push((r.word(rec.values + 8 * i)?, rec.start));
                     }
