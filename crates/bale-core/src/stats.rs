@@ -274,6 +274,14 @@ fn count_record(r: &Reader<'_>, st: &mut Stats, type_index: &mut HashMap<usize, 
 }
 
 fn use_shape(st: &mut Stats, stack: &mut Vec<Run>, shape: Table, dicts: u64) {
+    if count_shape_use(st, shape, dicts) {
+        push_run(stack, shape.pos, shape.len, shape.start);
+    }
+}
+
+/// Counts `dicts` uses of `shape`, and its bytes the first time; returns
+/// whether this was the first (its keys are then still to walk).
+fn count_shape_use(st: &mut Stats, shape: Table, dicts: u64) -> bool {
     let uses = st.shapes.entry(shape.start).or_insert(0);
     let first = *uses == 0;
     *uses += dicts;
@@ -282,8 +290,8 @@ fn use_shape(st: &mut Stats, stack: &mut Vec<Run>, shape: Table, dicts: u64) {
         let e = st.kinds.entry("shapes (dict keys)").or_default();
         e.count += 1;
         e.bytes += pad8(size) as u64;
-        push_run(stack, shape.pos, shape.len, shape.start);
     }
+    first
 }
 
 #[cfg(test)]
@@ -380,14 +388,7 @@ mod tests {
     }
 
     fn old_use_shape(r: &Reader<'_>, st: &mut Stats, stack: &mut Vec<(u64, usize)>, shape: Table, dicts: u64) -> Result<()> {
-        let uses = st.shapes.entry(shape.start).or_insert(0);
-        let first = *uses == 0;
-        *uses += dicts;
-        if first {
-            let size = 8 + 8 * shape.len + 4 * index_cap(shape.len);
-            let e = st.kinds.entry("shapes (dict keys)").or_default();
-            e.count += 1;
-            e.bytes += pad8(size) as u64;
+        if count_shape_use(st, shape, dicts) {
             for i in (0..shape.len).rev() {
                 stack.push((r.word(shape.pos + 8 * i)?, shape.start));
             }
