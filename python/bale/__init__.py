@@ -61,6 +61,7 @@ _LAZY = {
     "send_async": "bale._net",
     "SharedRegion": "bale._shm",
     "share": "bale._shm",
+    "Store": "bale._store",
 }
 
 
@@ -215,6 +216,7 @@ __all__ = [
     "Region",
     "SetView",
     "SharedRegion",
+    "Store",
     "ThawError",
     "TupleView",
     "Writer",

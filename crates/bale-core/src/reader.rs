@@ -298,6 +298,12 @@ pub fn header_bytes(total_len: u64, root: u64, flags: u32) -> [u8; HEADER_LEN] {
     b
 }
 
+/// XXH3-64 (seed 0) of any bytes: the checksum a store keeps for each
+/// span appended to one of its segments.
+pub fn xxh3_64(bytes: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytes)
+}
+
 /// XXH3-64 of the region with its checksum field taken as zero.
 pub fn compute_checksum(buf: &[u8]) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();

@@ -140,6 +140,32 @@ fn open(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Py<Region>> {
     new_region(py, region)
 }
 
+/// Store support: maps the first `length` bytes of the store segment file
+/// at `path` (read-only, shared) as a segment handle (`Region::segment`).
+#[pyfunction]
+fn _open_segment(py: Python<'_>, path: PathBuf, length: usize) -> PyResult<Py<Region>> {
+    let file = std::fs::File::open(&path).map_err(|e| os_error(e, &path))?;
+    let size = file.metadata().map_err(|e| os_error(e, &path))?.len();
+    if size < length as u64 {
+        return Err(FormatError::new_err(format!(
+            "{}: segment file has {size} bytes; the store's commit says it has {length}",
+            path.display()
+        )));
+    }
+    // Safety: read-only; a segment's bytes below a committed length are
+    // never written again (appends go past it, reclaim unlinks).
+    let map = unsafe { memmap2::MmapOptions::new().len(length).map(&file) }.map_err(|e| os_error(e, &path))?;
+    let region = Region::segment(Storage::mapped(map, file), length)
+        .map_err(|e| FormatError::new_err(format!("{}: {}", path.display(), e)))?;
+    new_region(py, region)
+}
+
+/// Store support: XXH3-64 (seed 0) of `data`.
+#[pyfunction]
+fn _xxh3(data: &[u8]) -> u64 {
+    bale_core::xxh3_64(data)
+}
+
 /// Checks a region's 64-byte header and returns the region's total length.
 #[pyfunction]
 fn announced_length(head: &[u8]) -> PyResult<u64> {
@@ -208,6 +234,8 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(announced_length, m)?)?;
+    m.add_function(wrap_pyfunction!(_open_segment, m)?)?;
+    m.add_function(wrap_pyfunction!(_xxh3, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(_layout_checks, m)?)?;
     m.add_function(wrap_pyfunction!(_compact_by_frames, m)?)?;

@@ -239,6 +239,39 @@ impl Region {
         }
     }
 
+    /// A store segment (see `python/bale/_store.py`): the first `len` bytes
+    /// of `storage` are a region's first 64 bytes (the segment's empty
+    /// first handle) followed by everything appended to it since. The
+    /// handle's root is that first handle's root; `_handle` makes handles
+    /// on the values appended.
+    pub fn segment(storage: Storage, len: usize) -> Result<Region, bale_core::FormatError> {
+        if len < HEADER_LEN || len % 8 != 0 || len > storage.all().len() {
+            return Err(bale_core::FormatError::new(format!(
+                "segment length {len} is not a multiple of 8 of at least {HEADER_LEN} within its {} bytes",
+                storage.all().len()
+            )));
+        }
+        let header = bale_core::parse_header(storage.prefix(HEADER_LEN))?;
+        let storage = Arc::new(storage);
+        let lineage = Arc::new(Lineage {
+            tail: Mutex::new(Tail { storage: storage.clone(), used: len }),
+            appending: AtomicU64::new(0),
+        });
+        Ok(Region {
+            storage,
+            len,
+            root: header.root,
+            flags: header.flags,
+            lineage,
+            grown: true,
+            standalone: OnceLock::new(),
+            id: new_id(),
+            trusted: false,
+            checked_indexes: Mutex::default(),
+            closed: AtomicBool::new(false),
+        })
+    }
+
     /// Starts an append: the new bytes are to be built to start at the
     /// returned slot's `at`, and handed to `finish_append`.
     pub fn begin_append(&self) -> PyResult<AppendSlot<'_>> {
@@ -439,6 +472,64 @@ impl Region {
         let flags = c.flags();
         let grown = me.finish_append(slot, c.builder.new_bytes(), root, flags)?;
         crate::new_region(py, grown)
+    }
+
+    /// Store support: `(nbytes, root slot, flags)`, what `_handle` takes
+    /// to make this handle again.
+    #[getter]
+    fn _layout(&self) -> (usize, u64, u32) {
+        (self.len, self.root, self.flags)
+    }
+
+    /// Store support: a handle of this lineage on its first `len` bytes,
+    /// with root slot `root` and `flags` (as `_layout` gave them). The
+    /// root is decoded once here; a damaged one raises FormatError.
+    fn _handle(&self, py: Python<'_>, len: usize, root: u64, flags: u32) -> PyResult<Py<Region>> {
+        self.check_open()?;
+        if len < HEADER_LEN || len % 8 != 0 || len > self.len {
+            return Err(crate::errors::FormatError::new_err(format!(
+                "value length {len} is not a multiple of 8 between {HEADER_LEN} and the segment's {} bytes",
+                self.len
+            )));
+        }
+        if flags & !(FLAG_SHARED | FLAG_CYCLIC) != 0 || (flags & FLAG_CYCLIC != 0 && flags & FLAG_SHARED == 0) {
+            return Err(crate::errors::FormatError::new_err(format!("value flags 0x{flags:x} are not valid region flags")));
+        }
+        let handle = Region {
+            storage: self.storage.clone(),
+            len,
+            root,
+            flags,
+            lineage: self.lineage.clone(),
+            grown: true,
+            standalone: OnceLock::new(),
+            id: new_id(),
+            trusted: false,
+            checked_indexes: Mutex::default(),
+            closed: AtomicBool::new(false),
+        };
+        handle.root_value()?;
+        crate::new_region(py, handle)
+    }
+
+    /// Store support: bytes `start..end` of this handle (`end <= nbytes`),
+    /// which an append wrote past the previous handle's end.
+    fn _span<'py>(&self, py: Python<'py>, start: usize, end: usize) -> PyResult<Bound<'py, PyBytes>> {
+        self.check_open()?;
+        if start > end || end > self.len {
+            return Err(PyValueError::new_err(format!("span {start}..{end} is not within the region's {} bytes", self.len)));
+        }
+        Ok(PyBytes::new(py, &self.buf()[start..end]))
+    }
+
+    /// Store support: the slots of the root tuple's items (each one is a
+    /// root for `_handle`).
+    fn _item_slots(&self) -> PyResult<Vec<u64>> {
+        let r = self.check_open()?.reader();
+        match self.root_value()? {
+            Value::Tuple(seq) => (0..seq.len).map(|i| r.seq_slot(seq, i).map_err(format_error)).collect(),
+            _ => Err(PyValueError::new_err("the root is not a tuple stored as a tuple")),
+        }
     }
 
     /// A fresh region holding only what this handle's root reaches (the

@@ -1,0 +1,1031 @@
+"""``bale.Store``: a persistent, storage-backed heap of regions.
+
+Values live in *segment* files, each one growing bale region (the first 64
+bytes of an empty region, then every value appended to it, in one offset
+space); a value is a handle on a segment's first ``end`` bytes with its own
+root slot, so a get maps nothing new and copies nothing. The index (key ->
+segment, end, root, flags) is bale data too, read in place: a small delta
+in the commit record, then index files, newest first, merged in a size-tiered
+way. Commits alternate between two superblock files. ``docs/STORE.md`` is the
+specification of the layout and the commit protocol; this module follows it.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import struct
+import threading
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
+from typing import Any
+
+from bale import _bale
+from bale._bale import FormatError
+
+MAGIC = b"BALESTOR"
+VERSION = 1
+# magic, version, reserved, generation, payload length, checksum (docs/STORE.md).
+SUPER_HEADER = struct.Struct("<8sIIQQQ")
+SUPER_NAMES = ("SUPER.0", "SUPER.1")
+LOCK_NAME = "LOCK"
+# A span record of a segment's .sums file: start, end, XXH3-64 of the bytes.
+SPAN = struct.Struct("<QQQ")
+EMPTY_REGION = bytes(_bale.compact(None))
+
+DEFAULT_SEGMENT_SIZE = 64 << 20
+# Index entries kept in the commit record before they move to an index file.
+DELTA_LIMIT = 1024
+# An index file absorbs the newer run merged into it while it holds at most
+# this many times the run's entries (size-tiered: O(log n) files).
+MERGE_RATIO = 4
+# How often a reader retries a snapshot whose files a writer removed while
+# it was opening them.
+SNAPSHOT_TRIES = 50
+
+_MISSING = object()
+
+
+def _segment_name(seg: int) -> str:
+    return f"seg-{seg:08d}.bale"
+
+
+def _sums_name(seg: int) -> str:
+    return f"seg-{seg:08d}.sums"
+
+
+def _index_name(file_id: int) -> str:
+    return f"idx-{file_id:08d}.bale"
+
+
+def _check_key(key: object) -> None:
+    if type(key) is not str and type(key) is not bytes:
+        raise TypeError(f"store keys are str or bytes, not {type(key).__name__}")
+
+
+def _check_label(label: object) -> None:
+    if label is not None and type(label) is not str:
+        raise TypeError(f"labels are str or None, not {type(label).__name__}")
+
+
+class _Segment:
+    """One row of the segment table (docs/STORE.md, *Commit record*)."""
+
+    __slots__ = ("label", "length", "live", "puts", "sums", "open")
+
+    def __init__(self, label, length, live, puts, sums, open_):
+        self.label = label
+        self.length = length
+        self.live = live
+        self.puts = puts
+        self.sums = sums
+        self.open = open_
+
+    def row(self) -> tuple:
+        return (self.label, self.length, self.live, self.puts, self.sums, self.open)
+
+    def copy(self) -> _Segment:
+        return _Segment(*self.row())
+
+
+class _Snapshot:
+    """One commit as read from a superblock: tables thawed (they are
+    O(segments)), the delta and index files read in place."""
+
+    __slots__ = ("generation", "next_file", "count", "segments", "levels", "delta", "index_views", "record")
+
+    def __init__(self, generation, next_file, count, segments, levels, delta, index_views, record):
+        self.generation = generation
+        self.next_file = next_file
+        self.count = count
+        self.segments = segments  # {seg id: _Segment}
+        self.levels = levels  # ((file id, entries), ...), newest first
+        self.delta = delta  # DictView of the commit record: key -> entry or None
+        self.index_views = index_views  # DictView per level
+        self.record = record  # the commit record's Region (keeps `delta` readable)
+
+
+class _Txn:
+    """What a write transaction changed, applied to the store at commit."""
+
+    __slots__ = (
+        "segments", "count", "next_file", "pending", "spans", "new_files", "dead_files", "touched", "full_merge", "broken"
+    )
+
+    def __init__(self, snap: _Snapshot):
+        self.segments = {k: v.copy() for k, v in snap.segments.items()}
+        self.count = snap.count
+        self.next_file = snap.next_file
+        self.pending: dict = {}
+        self.spans: dict[int, list[tuple[int, int, int]]] = {}
+        self.new_files: list[str] = []
+        self.dead_files: list[str] = []
+        self.touched: set[int] = set()
+        self.full_merge = False
+        # A write that failed part-way: this transaction must not commit.
+        self.broken: BaseException | None = None
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _format_error(path: str, what: str) -> FormatError:
+    return FormatError(f"{path}: {what}")
+
+
+def _read_superblock(path: str) -> tuple[int, bytes] | str:
+    """The generation and commit record in the superblock file ``path``, or
+    why it is not valid."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return "missing"
+    if len(data) < SUPER_HEADER.size:
+        return f"{len(data)} bytes, shorter than the {SUPER_HEADER.size}-byte header"
+    magic, version, reserved, generation, length, checksum = SUPER_HEADER.unpack_from(data)
+    if magic != MAGIC:
+        return "bad magic bytes (not a bale store superblock)"
+    if version != VERSION:
+        return f"store version {version}; this bale reads version {VERSION}"
+    if reserved != 0:
+        return "reserved field is not zero"
+    if len(data) != SUPER_HEADER.size + length:
+        return f"holds {len(data) - SUPER_HEADER.size} bytes of commit record; its header says {length}"
+    body = data[: SUPER_HEADER.size - 8] + data[SUPER_HEADER.size :]
+    if _bale._xxh3(body) != checksum:
+        return "checksum mismatch (torn or damaged)"
+    return generation, data[SUPER_HEADER.size :]
+
+
+def _parse_record(where: str, payload: bytes) -> tuple:
+    """Checks a commit record's shape (docs/STORE.md) and returns its parts."""
+    try:
+        region = _bale.load(payload, verify=True)
+    except FormatError as e:
+        raise _format_error(where, f"commit record is not a valid region: {e}") from None
+    rec = region.root
+    try:
+        generation = rec["generation"]
+        next_file = rec["next_file"]
+        count = rec["count"]
+        seg_view = rec["segments"]
+        levels = _bale.thaw(rec["levels"])
+        delta = rec["delta"]
+    except (KeyError, TypeError) as e:
+        raise _format_error(where, f"commit record lacks a field: {e}") from None
+    ints = (generation, next_file, count)
+    if not all(type(x) is int and x >= 0 for x in ints):
+        raise _format_error(where, "commit record's generation, next_file and count must be non-negative ints")
+    if not isinstance(delta, _bale.DictView) and delta != {}:
+        raise _format_error(where, "commit record's delta is not a dict")
+    segments = {}
+    for seg, row in _bale.thaw(seg_view).items():
+        ok = (
+            type(seg) is int
+            and 0 <= seg < next_file
+            and type(row) is tuple
+            and len(row) == 6
+            and (row[0] is None or type(row[0]) is str)
+            and all(type(x) is int and x >= 0 for x in row[1:5])
+            and type(row[5]) is bool
+            and row[1] >= 64
+            and row[1] % 8 == 0
+            and row[4] % SPAN.size == 0
+        )
+        if not ok:
+            raise _format_error(where, f"segment table row {seg!r}: {row!r} is malformed")
+        segments[seg] = _Segment(*row)
+    if type(levels) is not tuple or not all(
+        type(lv) is tuple and len(lv) == 2 and all(type(x) is int and x >= 0 for x in lv) and lv[0] < next_file
+        for lv in levels
+    ):
+        raise _format_error(where, f"commit record's index levels {levels!r} are malformed")
+    if sum(s.live for s in segments.values()) != count:
+        raise _format_error(where, f"commit record's count {count} is not the sum of its segments' live values")
+    return generation, next_file, count, segments, levels, delta, region
+
+
+class Store(MutableMapping):
+    """A persistent heap of compact regions in the directory ``path``.
+
+    See the README's *The store* section and ``docs/STORE.md``.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False, segment_size: int = DEFAULT_SEGMENT_SIZE):
+        self._path = os.path.abspath(os.fspath(path))
+        self._readonly = bool(readonly)
+        if type(segment_size) is not int or segment_size < 4096:
+            raise ValueError(f"segment_size must be an int of at least 4096 bytes, not {segment_size!r}")
+        self._segment_size = segment_size
+        self._mutex = threading.RLock()
+        self._closed = False
+        self._txn: _Txn | None = None
+        self._lock_fd = -1
+        self._pid = os.getpid()
+        self._maps: dict[int, Any] = {}  # seg id -> read-only segment handle
+        self._lineages: dict[int, Any] = {}  # seg id -> newest handle this writer appended
+        self._seg_fds: dict[int, int] = {}
+        self._delta_dict: dict | None = None  # a writer's thawed copy of the delta
+        self._labels: dict[Any, list[int]] = {}
+        self._swept = False
+        if readonly:
+            if not os.path.isdir(self._path):
+                if os.path.exists(self._path):
+                    raise NotADirectoryError(errno.ENOTDIR, "a bale store is a directory", self._path)
+                raise FileNotFoundError(errno.ENOENT, "no bale store here", self._path)
+        else:
+            self._create()
+        self._snap = self._load_snapshot()
+        self._set_snapshot(self._snap)
+
+    # ----------------------------------------------------------------- opening
+
+    def _file(self, name: str) -> str:
+        return os.path.join(self._path, name)
+
+    def _create(self) -> None:
+        """Makes the directory, lock file and first commit if missing; two
+        processes creating one store at once serialize on the lock."""
+        try:
+            os.makedirs(self._path, exist_ok=True)
+        except FileExistsError:
+            raise NotADirectoryError(errno.ENOTDIR, "a bale store is a directory", self._path) from None
+        if not os.path.isdir(self._path):
+            raise NotADirectoryError(errno.ENOTDIR, "a bale store is a directory", self._path)
+        self._open_lock()
+        self._lock()
+        try:
+            if all(isinstance(_read_superblock(self._file(n)), str) for n in SUPER_NAMES):
+                existing = [n for n in SUPER_NAMES if os.path.exists(self._file(n))]
+                if existing:
+                    # Never overwrite a damaged store with an empty one.
+                    self._load_snapshot()  # raises FormatError naming both slots
+                record = {"generation": 1, "next_file": 1, "count": 0, "segments": {}, "levels": (), "delta": {}}
+                self._write_superblock(SUPER_NAMES[1], 1, bytes(_bale.compact(record)))
+                _fsync_dir(self._path)
+        finally:
+            self._unlock()
+
+    def _open_lock(self) -> None:
+        path = self._file(LOCK_NAME)
+        try:
+            self._lock_fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise OSError(e.errno, f"cannot open the store's lock file: {e.strerror}", path) from None
+        self._pid = os.getpid()
+
+    def _lock(self) -> None:
+        if os.getpid() != self._pid:
+            # A forked child shares its parent's open file description, and
+            # with it the parent's flock: take a lock of its own.
+            os.close(self._lock_fd)
+            self._open_lock()
+            self._lineages.clear()
+            self._seg_fds.clear()
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+
+    def _unlock(self) -> None:
+        fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+
+    def _newest_superblock(self) -> tuple[str, int, bytes]:
+        reasons = []
+        best = None
+        for name in SUPER_NAMES:
+            got = _read_superblock(self._file(name))
+            if isinstance(got, str):
+                reasons.append(f"{name}: {got}")
+            elif best is None or got[0] > best[1]:
+                best = (name, got[0], got[1])
+        if best is None:
+            raise _format_error(self._path, "no valid superblock (" + "; ".join(reasons) + ")")
+        return best
+
+    def _load_snapshot(self) -> _Snapshot:
+        """Reads the newest commit and opens every file it names. A writer
+        may remove files of an older commit meanwhile: then read again."""
+        for attempt in range(SNAPSHOT_TRIES):
+            name, generation, payload = self._newest_superblock()
+            where = self._file(name)
+            gen, next_file, count, segments, levels, delta, record = _parse_record(where, payload)
+            if gen != generation:
+                raise _format_error(where, f"header generation {generation} differs from the record's {gen}")
+            try:
+                views = []
+                for file_id, entries in levels:
+                    path = self._file(_index_name(file_id))
+                    region = _bale.open(path)
+                    root = region.root
+                    if not isinstance(root, _bale.DictView) or len(root) != entries:
+                        raise _format_error(path, f"index file is not a dict of {entries} entries")
+                    views.append(root)
+                maps = {}
+                for seg, info in segments.items():
+                    old = self._maps.get(seg)
+                    if old is not None and old.nbytes >= info.length:
+                        maps[seg] = old
+                    else:
+                        maps[seg] = _bale._open_segment(self._file(_segment_name(seg)), info.length)
+            except FileNotFoundError:
+                if attempt + 1 < SNAPSHOT_TRIES and self._newest_superblock()[1] != generation:
+                    continue  # a newer commit removed it: read that one
+                raise
+            self._maps = maps
+            return _Snapshot(gen, next_file, count, segments, levels, delta, tuple(views), record)
+        raise AssertionError("unreachable")
+
+    def _set_snapshot(self, snap: _Snapshot) -> None:
+        self._snap = snap
+        self._delta_dict = None
+        labels: dict[Any, list[int]] = {}
+        for seg, info in snap.segments.items():
+            labels.setdefault(info.label, []).append(seg)
+        self._labels = labels
+
+    def refresh(self) -> bool:
+        """Moves to the newest commit; returns whether there was one.
+
+        A store shows the commit it was opened at, or last refreshed to, or
+        (in a writer) its own last commit; values already read keep reading
+        the data they were read from.
+        """
+        with self._mutex:
+            self._check_open()
+            if self._txn is not None:
+                raise RuntimeError("refresh() inside a batch; the batch sees its own snapshot")
+            if self._newest_superblock()[1] == self._snap.generation:
+                return False
+            self._set_snapshot(self._load_snapshot())
+            self._lineages.clear()
+            self._close_seg_fds()
+            return True
+
+    # ----------------------------------------------------------------- reading
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValueError(f"store {self._path} is closed")
+
+    def _entry(self, key):
+        """The newest index entry for ``key`` (None for a tombstone), or _MISSING."""
+        txn = self._txn
+        if txn is not None:
+            e = txn.pending.get(key, _MISSING)
+            if e is not _MISSING:
+                return e
+        snap = self._snap
+        e = snap.delta.get(key, _MISSING)
+        if e is not _MISSING:
+            return e
+        for view in snap.index_views:
+            e = view.get(key, _MISSING)
+            if e is not _MISSING:
+                return e
+        return _MISSING
+
+    def _segments(self) -> dict[int, _Segment]:
+        txn = self._txn
+        return txn.segments if txn is not None else self._snap.segments
+
+    def _live_entry(self, key):
+        e = self._entry(key)
+        if e is _MISSING or e is None:
+            return None
+        if e[0] not in self._segments():
+            return None  # its segment was dropped
+        return e
+
+    def _handle(self, entry):
+        seg, end, root, flags = entry
+        h = self._lineages.get(seg)
+        if h is None and not self._readonly and self._segments()[seg].open:
+            h = self._lineage(seg)
+        if h is None or h.nbytes < end:
+            h = self._maps.get(seg)
+            if h is None or h.nbytes < end:
+                raise _format_error(
+                    self._file(_segment_name(seg)), f"an index entry ends at {end}, past the segment's committed bytes"
+                )
+        return h._handle(end, root, flags)
+
+    def __getitem__(self, key):
+        self._check_open()
+        e = self._live_entry(key)
+        if e is None:
+            _check_key(key)
+            raise KeyError(key)
+        return self._handle(e).root
+
+    def get(self, key, default=None):
+        self._check_open()
+        e = self._live_entry(key)
+        if e is None:
+            _check_key(key)
+            return default
+        return self._handle(e).root
+
+    def region(self, key) -> _bale.Region:
+        """The region handle whose root is ``self[key]``."""
+        self._check_open()
+        e = self._live_entry(key)
+        if e is None:
+            _check_key(key)
+            raise KeyError(key)
+        return self._handle(e)
+
+    def __contains__(self, key) -> bool:
+        self._check_open()
+        return self._live_entry(key) is not None
+
+    def __len__(self) -> int:
+        self._check_open()
+        txn = self._txn
+        return txn.count if txn is not None else self._snap.count
+
+    def _sources(self):
+        """Index sources, newest first."""
+        txn = self._txn
+        if txn is not None:
+            yield txn.pending
+        yield self._snap.delta
+        yield from self._snap.index_views
+
+    def __iter__(self) -> Iterator:
+        self._check_open()
+        segments = self._segments()
+        seen = set()
+        for source in list(self._sources()):
+            for key, e in source.items():
+                if key in seen:
+                    continue
+                seen.add(key)
+                if e is not None and e[0] in segments:
+                    yield key
+
+    def keys(self):
+        """The live keys, as a list (one pass over the index)."""
+        return list(self)
+
+    def labels(self) -> dict[str | None, int]:
+        """How many live values each label holds (None: unlabelled values)."""
+        self._check_open()
+        out: dict[str | None, int] = {}
+        for info in self._segments().values():
+            out[info.label] = out.get(info.label, 0) + info.live
+        return {k: v for k, v in out.items() if v}
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def generation(self) -> int:
+        """The number of the commit this store shows."""
+        return self._snap.generation
+
+    @property
+    def readonly(self) -> bool:
+        return self._readonly
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # ----------------------------------------------------------------- writing
+
+    @contextmanager
+    def batch(self):
+        """Many puts, deletes and drops, one commit: all of them are on disk
+        when the ``with`` block ends, or (on an exception) none of them. The
+        writers' lock is held for the whole block."""
+        with self._write():
+            yield self
+
+    @contextmanager
+    def _write(self):
+        with self._mutex:
+            self._check_open()
+            if self._readonly:
+                raise OSError(errno.EROFS, "store was opened with readonly=True", self._path)
+            if self._txn is not None:
+                yield
+                return
+            self._begin()
+            try:
+                yield
+            except BaseException:
+                self._abort()
+                raise
+            self._commit()
+
+    def _begin(self) -> None:
+        self._lock()
+        try:
+            newest = self._newest_superblock()[1]
+            if newest != self._snap.generation:
+                # Another writer committed: its appends are not in our
+                # lineages, which must not be appended to again.
+                self._lineages.clear()
+                self._close_seg_fds()
+                self._set_snapshot(self._load_snapshot())
+            if not self._swept:
+                self._sweep(self._snap)
+                self._swept = True
+        except BaseException:
+            self._unlock()
+            raise
+        self._txn = _Txn(self._snap)
+
+    def _abort(self) -> None:
+        txn, self._txn = self._txn, None
+        try:
+            for seg in txn.touched:
+                # Bytes appended in memory never reached a commit.
+                self._lineages.pop(seg, None)
+            for name in txn.new_files:
+                try:
+                    os.unlink(self._file(name))
+                except OSError:
+                    pass
+        finally:
+            self._unlock()
+
+    def _segment_fd(self, seg: int) -> int:
+        fd = self._seg_fds.get(seg)
+        if fd is None:
+            path = self._file(_segment_name(seg))
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+            except OSError as e:
+                raise OSError(e.errno, e.strerror, path) from None
+            self._seg_fds[seg] = fd
+        return fd
+
+    def _close_seg_fds(self) -> None:
+        for fd in self._seg_fds.values():
+            os.close(fd)
+        self._seg_fds.clear()
+
+    def _new_segment(self, txn: _Txn, label) -> int:
+        seg = txn.next_file
+        txn.next_file += 1
+        for name in (_segment_name(seg), _sums_name(seg)):
+            path = self._file(name)
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+            except OSError as e:
+                raise OSError(e.errno, e.strerror, path) from None
+            txn.new_files.append(name)
+            if name.endswith(".bale"):
+                self._seg_fds[seg] = fd
+                self._pwrite(fd, EMPTY_REGION, 0, path)
+            else:
+                os.close(fd)
+        txn.segments[seg] = _Segment(label, len(EMPTY_REGION), 0, 0, 0, True)
+        self._lineages[seg] = _bale._open_segment(self._file(_segment_name(seg)), len(EMPTY_REGION))
+        self._labels.setdefault(label, []).append(seg)
+        return seg
+
+    def _open_segment_of(self, txn: _Txn, label) -> int:
+        for seg in reversed(self._labels.get(label, ())):
+            info = txn.segments.get(seg)
+            if info is not None and info.open:
+                if info.length < self._segment_size:
+                    return seg
+                info.open = False  # full: sealed
+        return self._new_segment(txn, label)
+
+    def _lineage(self, seg: int):
+        """The handle appends to ``seg`` go through (and, in a writer, what
+        values of an open segment are read from, so that a value built from
+        them references them). Bytes past the commit (left by a writer
+        killed mid-append) are overwritten by the next append."""
+        h = self._lineages.get(seg)
+        if h is None:
+            info = self._segments()[seg]
+            h = _bale._open_segment(self._file(_segment_name(seg)), info.length)
+            self._lineages[seg] = h
+        return h
+
+    @staticmethod
+    def _pwrite(fd: int, data, at: int, path: str) -> None:
+        view = memoryview(data)
+        try:
+            while view:
+                n = os.pwrite(fd, view, at)
+                view = view[n:]
+                at += n
+        except OSError as e:
+            raise OSError(e.errno, f"cannot write to the store: {e.strerror}", path) from None
+
+    def put(self, key, value, *, label: str | None = None, share: bool = False) -> None:
+        """Stores ``value`` (anything ``bale.compact`` accepts) under ``key``,
+        durably unless inside ``batch()``. Views of values of this store in
+        the same segment (same label) are referenced, not copied."""
+        _check_key(key)
+        _check_label(label)
+        with self._write():
+            txn = self._txn
+            seg = self._open_segment_of(txn, label)
+            grown = self._append(txn, seg, value, share)
+            end, root, flags = grown._layout
+            self._unlink_value(txn, key)
+            info = txn.segments[seg]
+            info.length = end
+            info.live += 1
+            info.puts += 1
+            txn.count += 1
+            txn.pending[key] = (seg, end, root, flags)
+
+    def _append(self, txn: _Txn, seg: int, value, share: bool):
+        """Appends ``value`` to ``seg`` in memory and in its file."""
+        h = self._lineage(seg)
+        start = h.nbytes
+        grown = h.append(value, share=share)
+        end = grown.nbytes
+        txn.touched.add(seg)
+        self._lineages[seg] = grown
+        span = grown._span(start, end)
+        try:
+            self._pwrite(self._segment_fd(seg), span, start, self._file(_segment_name(seg)))
+        except BaseException as e:
+            txn.broken = e
+            raise
+        txn.spans.setdefault(seg, []).append((start, end, _bale._xxh3(span)))
+        return grown
+
+    def __setitem__(self, key, value) -> None:
+        self.put(key, value)
+
+    def _unlink_value(self, txn: _Txn, key) -> bool:
+        e = self._entry(key)
+        if e is _MISSING or e is None:
+            return False
+        info = txn.segments.get(e[0])
+        if info is None:
+            return False
+        info.live -= 1
+        txn.count -= 1
+        return True
+
+    def __delitem__(self, key) -> None:
+        _check_key(key)
+        with self._write():
+            txn = self._txn
+            if not self._unlink_value(txn, key):
+                raise KeyError(key)
+            txn.pending[key] = None
+
+    def drop(self, label: str | None) -> int:
+        """Removes every value put with ``label`` at once (O(segments of the
+        label)); returns how many. Their files are deleted at the commit."""
+        _check_label(label)
+        with self._write():
+            txn = self._txn
+            dropped = 0
+            for seg in self._labels.get(label, ()):
+                info = txn.segments.pop(seg, None)
+                if info is None:
+                    continue
+                dropped += info.live
+                txn.count -= info.live
+                txn.dead_files += [_segment_name(seg), _sums_name(seg)]
+                self._lineages.pop(seg, None)
+            return dropped
+
+    # ------------------------------------------------------------------ commit
+
+    def _write_superblock(self, name: str, generation: int, payload: bytes) -> None:
+        head = SUPER_HEADER.pack(MAGIC, VERSION, 0, generation, len(payload), 0)
+        checksum = _bale._xxh3(head[:-8] + payload)
+        data = SUPER_HEADER.pack(MAGIC, VERSION, 0, generation, len(payload), checksum) + payload
+        path = self._file(name)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, path) from None
+        try:
+            self._pwrite(fd, data, 0, path)
+            os.ftruncate(fd, len(data))
+            os.fdatasync(fd)
+        except OSError as e:
+            raise OSError(e.errno, f"cannot commit: {e.strerror}", path) from None
+        finally:
+            os.close(fd)
+
+    def _delta(self) -> dict:
+        if self._delta_dict is None:
+            self._delta_dict = _bale.thaw(self._snap.delta) if len(self._snap.delta) else {}
+        return self._delta_dict
+
+    def _merge_levels(self, txn: _Txn, run: dict, full: bool) -> tuple[tuple, list, list]:
+        """Moves ``run`` (newer than every level) into index files: merged
+        with each level no more than MERGE_RATIO times its size (all levels
+        when ``full``). Returns the new levels, the files written and the
+        files replaced."""
+        levels = list(self._snap.levels)
+        views = list(self._snap.index_views)
+        replaced = []
+        while levels and (full or levels[0][1] <= MERGE_RATIO * max(len(run), 1)):
+            file_id, _ = levels.pop(0)
+            older = _bale.thaw(views.pop(0))
+            older.update(run)
+            run = older
+            replaced.append(_index_name(file_id))
+        bottom = not levels
+        segments = txn.segments
+        run = {
+            k: (e if e is not None and e[0] in segments else None)
+            for k, e in run.items()
+            if not (bottom and (e is None or e[0] not in segments))
+        }
+        written = []
+        if run:
+            file_id = txn.next_file
+            txn.next_file += 1
+            name = _index_name(file_id)
+            txn.new_files.append(name)
+            _bale.compact(run).save(self._file(name))
+            written.append(name)
+            levels.insert(0, (file_id, len(run)))
+        return tuple(levels), written, replaced
+
+    def _commit(self) -> None:
+        txn = self._txn
+        full_merge = txn.full_merge
+        try:
+            if txn.broken is not None:
+                raise OSError(
+                    getattr(txn.broken, "errno", None) or errno.EIO,
+                    f"nothing of this batch was committed: a write in it failed ({txn.broken})",
+                    self._path,
+                )
+            changed = txn.pending or txn.dead_files or full_merge or txn.segments.keys() != self._snap.segments.keys()
+            if not changed and all(txn.segments[s].row() == self._snap.segments[s].row() for s in txn.segments):
+                self._txn = None
+                self._unlock()
+                return
+            for seg in sorted(txn.touched):
+                if seg not in txn.segments:
+                    continue  # dropped in this transaction
+                fd = self._segment_fd(seg)
+                path = self._file(_segment_name(seg))
+                info = txn.segments[seg]
+                try:
+                    os.fdatasync(fd)
+                except OSError as e:
+                    raise OSError(e.errno, f"cannot sync: {e.strerror}", path) from None
+                spans = b"".join(SPAN.pack(*s) for s in txn.spans.get(seg, ()))
+                sums_path = self._file(_sums_name(seg))
+                sfd = os.open(sums_path, os.O_RDWR | os.O_CLOEXEC)
+                try:
+                    os.ftruncate(sfd, info.sums)  # a killed writer's records go
+                    self._pwrite(sfd, spans, info.sums, sums_path)
+                    os.fdatasync(sfd)
+                finally:
+                    os.close(sfd)
+                info.sums += len(spans)
+            for seg, info in list(txn.segments.items()):
+                if info.live == 0 and not info.open and info.puts:
+                    del txn.segments[seg]
+                    txn.dead_files += [_segment_name(seg), _sums_name(seg)]
+            delta = dict(self._delta())
+            delta.update(txn.pending)
+            levels, replaced = self._snap.levels, []
+            if full_merge or len(delta) > DELTA_LIMIT:
+                levels, _written, replaced = self._merge_levels(txn, delta, full_merge)
+                delta = {}
+            if txn.new_files:
+                _fsync_dir(self._path)
+            generation = self._snap.generation + 1
+            record = {
+                "generation": generation,
+                "next_file": txn.next_file,
+                "count": txn.count,
+                "segments": {seg: info.row() for seg, info in txn.segments.items()},
+                "levels": levels,
+                "delta": delta,
+            }
+            self._write_superblock(SUPER_NAMES[generation % 2], generation, bytes(_bale.compact(record)))
+        except BaseException:
+            self._abort()
+            raise
+        # Committed: what the new commit no longer names can go.
+        self._txn = None
+        try:
+            for name in txn.dead_files + replaced:
+                try:
+                    os.unlink(self._file(name))
+                except FileNotFoundError:
+                    pass
+                if name.endswith(".bale") and name.startswith("seg-"):
+                    seg = int(name[4:12])
+                    fd = self._seg_fds.pop(seg, None)
+                    if fd is not None:
+                        os.close(fd)
+            self._set_snapshot(self._load_snapshot_after_commit(generation, txn, levels, delta))
+            self._delta_dict = delta
+        finally:
+            self._unlock()
+
+    def _load_snapshot_after_commit(self, generation, txn, levels, delta) -> _Snapshot:
+        record = _bale.compact({"delta": delta})
+        views = []
+        old = dict(zip((lv[0] for lv in self._snap.levels), self._snap.index_views))
+        for file_id, entries in levels:
+            view = old.get(file_id)
+            if view is None:
+                view = _bale.open(self._file(_index_name(file_id))).root
+            views.append(view)
+        maps = {}
+        for seg, info in txn.segments.items():
+            m = self._maps.get(seg)
+            if m is None or m.nbytes < info.length:
+                lineage = self._lineages.get(seg)
+                m = lineage if lineage is not None and lineage.nbytes >= info.length else None
+                if m is None:
+                    m = _bale._open_segment(self._file(_segment_name(seg)), info.length)
+            maps[seg] = m
+        self._maps = maps
+        return _Snapshot(generation, txn.next_file, txn.count, txn.segments, levels, record.root["delta"], tuple(views), record)
+
+    # ----------------------------------------------------------------- reclaim
+
+    def _sweep(self, snap: _Snapshot) -> int:
+        """Removes files no commit names (left by writers killed before
+        their commit, or after it and before they removed what it freed).
+        Runs with the writers' lock held, so no writer is making any."""
+        named = set()
+        for seg in snap.segments:
+            named.update((_segment_name(seg), _sums_name(seg)))
+        named.update(_index_name(file_id) for file_id, _ in snap.levels)
+        freed = 0
+        for entry in os.scandir(self._path):
+            n = entry.name
+            if n in named or not (n.startswith(("seg-", "idx-", ".idx-")) and n.endswith((".bale", ".sums", ".tmp"))):
+                continue
+            try:
+                freed += entry.stat().st_blocks * 512
+                os.unlink(entry.path)
+            except FileNotFoundError:
+                pass
+        return freed
+
+    def _disk_usage(self) -> int:
+        return sum(e.stat().st_blocks * 512 for e in os.scandir(self._path) if e.is_file())
+
+    def reclaim(self) -> int:
+        """Returns the disk space of dead data: rewrites segments in which at
+        most half the values put are still live (their live values are
+        copied together, keeping the sharing among them), merges the index
+        into one file without dead entries, and removes files no commit
+        names. Returns the bytes of disk space freed. O(keys)."""
+        with self._mutex:
+            before = self._disk_usage()
+            with self._write():
+                txn = self._txn
+                txn.full_merge = True
+                self._sweep(self._snap)
+                sparse = {
+                    seg for seg, info in txn.segments.items() if info.puts and info.live * 2 <= info.puts and info.live
+                }
+                for seg in sparse:
+                    # Sealed first: no moved value may land in a segment still to move.
+                    txn.segments[seg].open = False
+                if sparse:
+                    moving: dict[int, list] = {}
+                    for key in list(self):
+                        e = self._live_entry(key)
+                        if e[0] in sparse:
+                            moving.setdefault(e[0], []).append((key, e))
+                    for seg, items in moving.items():
+                        self._move(txn, seg, items)
+            return max(0, before - self._disk_usage())
+
+    def _move(self, txn: _Txn, seg: int, items: list) -> None:
+        info = txn.segments[seg]
+        label = info.label
+        values = tuple(self._handle(e).root for _, e in items)
+        if len(values) == 2:
+            values += (None,)  # a 2-tuple of small ints would be a PAIR slot, with no item slots
+        new = self._open_segment_of(txn, label)
+        grown = self._append(txn, new, values, True)
+        end, _, flags = grown._layout
+        slots = grown._item_slots()
+        out = txn.segments[new]
+        out.length = end
+        for (key, _), slot in zip(items, slots):
+            txn.pending[key] = (new, end, slot, flags)
+        out.live += len(items)
+        out.puts += len(items)
+        info.live -= len(items)
+        del txn.segments[seg]
+        txn.dead_files += [_segment_name(seg), _sums_name(seg)]
+
+    # ----------------------------------------------------------------- checks
+
+    def verify(self, progress=None) -> dict:
+        """Checks the whole store: both superblocks, every segment's bytes
+        against its span checksums, every index file, and every live value
+        read in full. Raises FormatError naming the file and what is wrong;
+        returns counts. ``progress(done, total)`` is called per segment."""
+        with self._mutex:
+            self._check_open()
+            snap = self._snap
+            checked_bytes = 0
+            total = len(snap.segments)
+            for i, (seg, info) in enumerate(sorted(snap.segments.items())):
+                path = self._file(_segment_name(seg))
+                sums_path = self._file(_sums_name(seg))
+                try:
+                    with open(sums_path, "rb") as f:
+                        sums = f.read(info.sums)
+                except FileNotFoundError:
+                    raise _format_error(sums_path, "span checksums file is missing") from None
+                if len(sums) != info.sums:
+                    raise _format_error(sums_path, f"has {len(sums)} bytes; the commit says {info.sums}")
+                handle = self._maps[seg]
+                at = 64
+                for start, end, checksum in SPAN.iter_unpack(sums):
+                    if start != at or end > info.length or end < start:
+                        raise _format_error(sums_path, f"span {start}..{end} does not follow {at} within {info.length} bytes")
+                    if _bale._xxh3(handle._span(start, end)) != checksum:
+                        raise _format_error(path, f"bytes {start}..{end} do not match their checksum")
+                    at = end
+                if at != info.length:
+                    raise _format_error(sums_path, f"spans cover up to {at}; the segment has {info.length} bytes")
+                checked_bytes += info.length
+                if progress is not None:
+                    progress(i + 1, total)
+            for (file_id, _), _view in zip(snap.levels, snap.index_views):
+                _bale.open(self._file(_index_name(file_id)), verify=True)
+            values = 0
+            for key in self:
+                e = self._live_entry(key)
+                try:
+                    _bale.thaw(self._handle(e).root)
+                except FormatError as err:
+                    raise _format_error(self._file(_segment_name(e[0])), f"value of key {key!r}: {err}") from None
+                values += 1
+            if values != len(self):
+                raise _format_error(self._path, f"the index has {values} live keys; the commit counts {len(self)}")
+            return {"values": values, "segments": total, "segment_bytes": checked_bytes, "index_files": len(snap.levels)}
+
+    def info(self) -> dict:
+        """Sizes and counts: for ``bale store info``."""
+        with self._mutex:
+            self._check_open()
+            snap = self._snap
+            return {
+                "path": self._path,
+                "generation": snap.generation,
+                "values": len(self),
+                "labels": self.labels(),
+                "segments": len(snap.segments),
+                "segment_bytes": sum(i.length for i in snap.segments.values()),
+                "index_files": [entries for _, entries in snap.levels],
+                "delta_entries": len(snap.delta),
+                "disk_bytes": self._disk_usage(),
+            }
+
+    # ----------------------------------------------------------------- closing
+
+    def close(self) -> None:
+        """Closes the store. A batch still open is abandoned (nothing of it
+        is committed). Values read before stay readable."""
+        with self._mutex:
+            if self._closed:
+                return
+            if self._txn is not None:
+                self._abort()
+            self._closed = True
+            self._close_seg_fds()
+            if self._lock_fd >= 0:
+                os.close(self._lock_fd)
+                self._lock_fd = -1
+            self._lineages = {}
+            self._maps = {}
+
+    def __enter__(self) -> Store:
+        self._check_open()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"{len(self)} values, generation {self._snap.generation}"
+        mode = ", readonly" if self._readonly else ""
+        return f"<bale.Store {self._path!r}{mode}: {state}>"
