@@ -133,6 +133,22 @@ def _parser() -> argparse.ArgumentParser:
 
     ver = commands.add_parser("verify", help="check a region file fully", description="Check the checksum and the whole structure. Exit status 0 when valid; 1 with the first problem named.")
     ver.add_argument("file", metavar="FILE")
+
+    store = commands.add_parser("store", help="inspect or maintain a bale.Store", description="Commands on a store made by bale.Store (a directory).")
+    store_commands = store.add_subparsers(dest="store_command", metavar="COMMAND", required=True)
+    for name, text in (
+        ("info", "values, labels, segments, index files and disk use"),
+        ("keys", "print every live key, one per line (bytes keys as b'...')"),
+        ("verify", "check both superblocks' newest commit, every segment byte against its checksum, the index files and every live value read in full; exit status 1 with the first problem named"),
+        ("reclaim", "return the disk space of dead data (rewrites segments at most half live, merges the index, removes files no commit names)"),
+    ):
+        sub = store_commands.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        sub.add_argument("path", metavar="PATH")
+    sget = store_commands.add_parser("get", help="print a stored value (or the value at a JSON Pointer inside it) as JSON", description="Print the value stored under KEY, or the value at POINTER inside it (RFC 6901, e.g. /tags/0), as JSON. A key written b'...' is a bytes key.")
+    sget.add_argument("path", metavar="PATH")
+    sget.add_argument("key", metavar="KEY")
+    sget.add_argument("pointer", metavar="POINTER", nargs="?", default="")
+    sget.add_argument("--raw", action="store_true", help="print a string value without quotes")
     return parser
 
 
@@ -150,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra = extra
     if args.command is None:
-        print(f"{parser.prog}: missing command, one of: convert, info, get, to-json, verify, demo, bench (see {parser.prog} --help)", file=sys.stderr)
+        print(f"{parser.prog}: missing command, one of: convert, info, get, to-json, verify, store, demo, bench (see {parser.prog} --help)", file=sys.stderr)
         return 1
     try:
         if args.command == "demo":
@@ -197,6 +213,17 @@ def _run(args: argparse.Namespace) -> None:
         cli.to_json(args.file, args.pointer, out)
     elif args.command == "verify":
         cli.verify(args.file, sys.stdout)
+    elif args.command == "store":
+        if args.store_command == "info":
+            cli.store_info(args.path, sys.stdout)
+        elif args.store_command == "keys":
+            cli.store_keys(args.path, sys.stdout)
+        elif args.store_command == "get":
+            cli.store_get(args.path, args.key, args.pointer, args.raw, out)
+        elif args.store_command == "verify":
+            cli.store_verify(args.path, sys.stdout)
+        elif args.store_command == "reclaim":
+            cli.store_reclaim(args.path, sys.stdout)
     elif args.command == "bench":
         code = cli.bench(args.extra)
         if code:

@@ -332,10 +332,11 @@ class Store(MutableMapping):
                         maps[seg] = old
                     else:
                         maps[seg] = _bale._open_segment(self._file(_segment_name(seg)), info.length)
-            except FileNotFoundError:
+            except FileNotFoundError as e:
                 if attempt + 1 < SNAPSHOT_TRIES and self._newest_superblock()[1] != generation:
                     continue  # a newer commit removed it: read that one
-                raise
+                kind = "index" if os.path.basename(e.filename or "").startswith("idx-") else "segment"
+                raise _format_error(e.filename, f"{kind} file named by the commit is missing") from None
             self._maps = maps
             return _Snapshot(gen, next_file, count, segments, levels, delta, tuple(views), record)
         raise AssertionError("unreachable")
@@ -911,7 +912,13 @@ class Store(MutableMapping):
     def _move(self, txn: _Txn, seg: int, items: list) -> None:
         info = txn.segments[seg]
         label = info.label
-        values = tuple(self._handle(e).root for _, e in items)
+        # One handle for all of them: copied as one value, what they share
+        # stays shared.
+        flags = 0
+        for _, e in items:
+            flags |= e[3]
+        whole = self._handle((seg, max(e[1] for _, e in items), items[0][1][2], flags))
+        values = tuple(whole._value_at(e[2]) for _, e in items)
         if len(values) == 2:
             values += (None,)  # a 2-tuple of small ints would be a PAIR slot, with no item slots
         new = self._open_segment_of(txn, label)

@@ -391,8 +391,11 @@ def pointer_parts(pointer: str) -> list[str]:
 def resolve(region: bale.Region, path: str, pointer: str) -> tuple[Any, str]:
     """The value at ``pointer`` and its place as ``to_json`` names places
     (``root[1]["a"]``), so that errors about it name the same place."""
-    value = region.root
-    place = "root"
+    return resolve_in(region.root, "root", path, pointer)
+
+
+def resolve_in(value: Any, place: str, path: str, pointer: str) -> tuple[Any, str]:
+    """The value at ``pointer`` inside ``value`` (whose place is ``place``)."""
     where = ""
     for part in pointer_parts(pointer):
         where += "/" + part.replace("~", "~0").replace("/", "~1")
@@ -549,6 +552,85 @@ def verify(path: str, out: IO[str]) -> None:
     finally:
         progress.finish()
     out.write(f"{path}: OK ({region.nbytes:,} bytes, checksum and structure verified)\n")
+
+
+# --- bale store ---------------------------------------------------------------
+
+
+def open_store(path: str, readonly: bool = True) -> bale.Store:
+    if not os.path.exists(path):
+        raise CommandError(f"{path}: no such store")
+    if not os.path.isdir(path):
+        raise CommandError(f"{path}: not a store (a store is a directory)")
+    return bale.Store(path, readonly=readonly)
+
+
+def store_key(text: str) -> str | bytes:
+    """A key as typed: text, or ``b'...'`` (a Python bytes literal) for a bytes key."""
+    if text.startswith(("b'", 'b"')) and text.endswith(text[1]) and len(text) >= 3:
+        import ast
+
+        try:
+            return ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            raise CommandError(f"key {text!r} looks like a bytes literal but is not one") from None
+    return text
+
+
+def store_info(path: str, out: IO[str]) -> None:
+    with open_store(path) as s:
+        info = s.info()
+    labels = ", ".join(f"{'(none)' if k is None else k}: {v:,}" for k, v in sorted(info["labels"].items(), key=lambda kv: (kv[0] is not None, kv[0] or ""))) or "none"
+    lines = [
+        f"store: {path}",
+        f"generation: {info['generation']:,}",
+        f"values: {info['values']:,}",
+        f"labels: {labels}",
+        f"segments: {info['segments']:,} ({info['segment_bytes']:,} bytes)",
+        f"index: {len(info['index_files'])} file(s) of {', '.join(f'{n:,}' for n in info['index_files']) or '0'} entries, {info['delta_entries']:,} in the commit record",
+        f"disk: {info['disk_bytes']:,} bytes",
+    ]
+    out.write("\n".join(lines) + "\n")
+
+
+def store_keys(path: str, out: IO[str]) -> None:
+    with open_store(path) as s:
+        for key in s:
+            out.write((key if isinstance(key, str) else repr(key)) + "\n")
+
+
+def store_get(path: str, key: str, pointer: str, raw: bool, out: IO[bytes]) -> None:
+    with open_store(path) as s:
+        k = store_key(key)
+        if k not in s:
+            raise CommandError(f"{path}: no key {k!r}")
+        value, place = resolve_in(s[k], f"[{k!r}]", path, pointer)
+        if raw and isinstance(value, str):
+            out.write(value.encode("utf-8", "surrogatepass") + b"\n")
+        else:
+            out.write(json_bytes(value, path, place) + b"\n")
+
+
+def store_verify(path: str, out: IO[str]) -> None:
+    with open_store(path) as s:
+        progress = Progress(f"verifying {os.path.basename(path)}", None)
+        try:
+            counts = s.verify(progress=lambda done, total: progress.update(None, done))
+        except bale.FormatError as e:
+            raise CommandError(f"invalid: {e}") from None
+        finally:
+            progress.finish()
+    out.write(
+        f"{path}: OK ({counts['values']:,} values in {counts['segments']:,} segments, "
+        f"{counts['segment_bytes']:,} bytes checksummed, {counts['index_files']} index file(s) verified)\n"
+    )
+
+
+def store_reclaim(path: str, out: IO[str]) -> None:
+    with open_store(path, readonly=False) as s:
+        freed = s.reclaim()
+        left = s.info()["disk_bytes"]
+    out.write(f"{path}: {freed:,} bytes freed, {left:,} bytes in use\n")
 
 
 def bench(args: list[str]) -> int:

@@ -512,6 +512,15 @@ impl Region {
         crate::new_region(py, handle)
     }
 
+    /// Store support: the value of slot `slot` read through this handle
+    /// (views of one handle are one source to `append`, which keeps the
+    /// sharing among them when it copies them).
+    fn _value_at(slf: &Bound<'_, Self>, slot: u64) -> PyResult<Py<PyAny>> {
+        let r = slf.get().check_open()?;
+        let v = r.reader().decode(slot, r.len).map_err(format_error)?;
+        value_to_py(slf.py(), slf.as_unbound(), &v)
+    }
+
     /// Store support: bytes `start..end` of this handle (`end <= nbytes`),
     /// which an append wrote past the previous handle's end.
     fn _span<'py>(&self, py: Python<'py>, start: usize, end: usize) -> PyResult<Bound<'py, PyBytes>> {
