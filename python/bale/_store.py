@@ -345,9 +345,20 @@ class Store(MutableMapping):
         self._snap = snap
         self._delta_dict = None
         labels: dict[Any, list[int]] = {}
+        handles = {}
         for seg, info in snap.segments.items():
             labels.setdefault(info.label, []).append(seg)
+            h = self._lineages.get(seg)
+            if h is None:
+                h = self._maps[seg]
+                if not self._readonly and info.open:
+                    # Appends go through the handle values are read from, so
+                    # that a value built from them references them.
+                    self._lineages[seg] = h
+            handles[seg] = h
         self._labels = labels
+        # What `_bale._store_get` reads, replaced in one step.
+        self._fast = ((snap.delta, *snap.index_views), handles)
 
     def refresh(self) -> bool:
         """Moves to the newest commit; returns whether there was one.
@@ -362,9 +373,9 @@ class Store(MutableMapping):
                 raise RuntimeError("refresh() inside a batch; the batch sees its own snapshot")
             if self._newest_superblock()[1] == self._snap.generation:
                 return False
-            self._set_snapshot(self._load_snapshot())
             self._lineages.clear()
             self._close_seg_fds()
+            self._set_snapshot(self._load_snapshot())
             return True
 
     # ----------------------------------------------------------------- reading
@@ -405,8 +416,6 @@ class Store(MutableMapping):
     def _handle(self, entry):
         seg, end, root, flags = entry
         h = self._lineages.get(seg)
-        if h is None and not self._readonly and self._segments()[seg].open:
-            h = self._lineage(seg)
         if h is None or h.nbytes < end:
             h = self._maps.get(seg)
             if h is None or h.nbytes < end:
@@ -416,6 +425,13 @@ class Store(MutableMapping):
         return h._handle(end, root, flags)
 
     def __getitem__(self, key):
+        if self._txn is None and not self._closed:
+            sources, handles = self._fast
+            value = _bale._store_get(key, sources, handles, _MISSING)
+            if value is not _MISSING:
+                return value
+            _check_key(key)
+            raise KeyError(key)
         self._check_open()
         e = self._live_entry(key)
         if e is None:
@@ -424,6 +440,13 @@ class Store(MutableMapping):
         return self._handle(e).root
 
     def get(self, key, default=None):
+        if self._txn is None and not self._closed:
+            sources, handles = self._fast
+            value = _bale._store_get(key, sources, handles, _MISSING)
+            if value is not _MISSING:
+                return value
+            _check_key(key)
+            return default
         self._check_open()
         e = self._live_entry(key)
         if e is None:
@@ -441,6 +464,9 @@ class Store(MutableMapping):
         return self._handle(e)
 
     def __contains__(self, key) -> bool:
+        if self._txn is None and not self._closed:
+            sources, handles = self._fast
+            return _bale._store_get(key, sources, handles, _MISSING) is not _MISSING
         self._check_open()
         return self._live_entry(key) is not None
 

@@ -20,6 +20,7 @@ mod record_view;
 mod region;
 mod rows;
 mod storage;
+mod store_index;
 mod stream_table;
 mod streaming;
 mod tables;
@@ -236,6 +237,7 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(announced_length, m)?)?;
     m.add_function(wrap_pyfunction!(_open_segment, m)?)?;
     m.add_function(wrap_pyfunction!(_xxh3, m)?)?;
+    m.add_function(wrap_pyfunction!(store_index::_store_get, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(_layout_checks, m)?)?;
     m.add_function(wrap_pyfunction!(_compact_by_frames, m)?)?;

@@ -272,6 +272,37 @@ impl Region {
         })
     }
 
+    /// A handle of this lineage on its first `len` bytes with root slot
+    /// `root` and `flags`, as a store's index entry names a value. The root
+    /// is decoded once here; a damaged entry raises FormatError.
+    pub fn value_handle(&self, len: usize, root: u64, flags: u32) -> PyResult<Region> {
+        self.check_open()?;
+        if len < HEADER_LEN || len % 8 != 0 || len > self.len {
+            return Err(crate::errors::FormatError::new_err(format!(
+                "value length {len} is not a multiple of 8 between {HEADER_LEN} and the segment's {} bytes",
+                self.len
+            )));
+        }
+        if flags & !(FLAG_SHARED | FLAG_CYCLIC) != 0 || (flags & FLAG_CYCLIC != 0 && flags & FLAG_SHARED == 0) {
+            return Err(crate::errors::FormatError::new_err(format!("value flags 0x{flags:x} are not valid region flags")));
+        }
+        let handle = Region {
+            storage: self.storage.clone(),
+            len,
+            root,
+            flags,
+            lineage: self.lineage.clone(),
+            grown: true,
+            standalone: OnceLock::new(),
+            id: new_id(),
+            trusted: false,
+            checked_indexes: Mutex::default(),
+            closed: AtomicBool::new(false),
+        };
+        handle.root_value()?;
+        Ok(handle)
+    }
+
     /// Starts an append: the new bytes are to be built to start at the
     /// returned slot's `at`, and handed to `finish_append`.
     pub fn begin_append(&self) -> PyResult<AppendSlot<'_>> {
@@ -485,31 +516,7 @@ impl Region {
     /// with root slot `root` and `flags` (as `_layout` gave them). The
     /// root is decoded once here; a damaged one raises FormatError.
     fn _handle(&self, py: Python<'_>, len: usize, root: u64, flags: u32) -> PyResult<Py<Region>> {
-        self.check_open()?;
-        if len < HEADER_LEN || len % 8 != 0 || len > self.len {
-            return Err(crate::errors::FormatError::new_err(format!(
-                "value length {len} is not a multiple of 8 between {HEADER_LEN} and the segment's {} bytes",
-                self.len
-            )));
-        }
-        if flags & !(FLAG_SHARED | FLAG_CYCLIC) != 0 || (flags & FLAG_CYCLIC != 0 && flags & FLAG_SHARED == 0) {
-            return Err(crate::errors::FormatError::new_err(format!("value flags 0x{flags:x} are not valid region flags")));
-        }
-        let handle = Region {
-            storage: self.storage.clone(),
-            len,
-            root,
-            flags,
-            lineage: self.lineage.clone(),
-            grown: true,
-            standalone: OnceLock::new(),
-            id: new_id(),
-            trusted: false,
-            checked_indexes: Mutex::default(),
-            closed: AtomicBool::new(false),
-        };
-        handle.root_value()?;
-        crate::new_region(py, handle)
+        crate::new_region(py, self.value_handle(len, root, flags)?)
     }
 
     /// Store support: the value of slot `slot` read through this handle

@@ -1,0 +1,68 @@
+//! A store's get in one call (see `python/bale/_store.py` and
+//! `docs/STORE.md`): the key is looked up in the index levels, newest
+//! first; the first entry found decides; its segment's handle gives the
+//! value. In Python this was five calls and a tuple view per get.
+
+use bale_core::Value;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use crate::errors::{format_error, FormatError};
+use crate::views::{find_in, value_to_py, DictView};
+
+/// An index entry's field as a u64 (a root slot above 2^63 is stored as a
+/// BIGINT of nine bytes).
+fn entry_field(v: Value<'_>, what: &str) -> PyResult<u64> {
+    match v {
+        Value::Int(i) if i >= 0 => Ok(i as u64),
+        Value::BigInt(b) if b.len() == 9 && b[8] == 0 => Ok(u64::from_le_bytes(b[..8].try_into().expect("8 bytes"))),
+        other => Err(FormatError::new_err(format!("index entry's {what} is not a u64: {other:?}"))),
+    }
+}
+
+/// The value stored under `key`: `sources` are the index levels (dict
+/// views, newest first) whose values are `(segment, end, root, flags)`
+/// entries or None (deleted); `handles` maps each live segment to a handle
+/// on it. Returns `missing` when the key is absent, deleted, or its
+/// segment is not live (dropped): an entry found decides, older levels are
+/// not consulted.
+#[pyfunction]
+pub fn _store_get(
+    py: Python<'_>,
+    key: &Bound<'_, PyAny>,
+    sources: &Bound<'_, PyTuple>,
+    handles: &Bound<'_, PyDict>,
+    missing: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    for source in sources.iter() {
+        let view = source.cast::<DictView>()?.get();
+        let reg = view.region.get();
+        if view.dict.row.is_some() {
+            return Err(FormatError::new_err("a store's index level is a table row, not a dict"));
+        }
+        let Some(i) = find_in(reg, view.dict.shape, key)? else { continue };
+        let r = reg.reader();
+        let entry = match r.dict_value(view.dict, i).map_err(format_error)? {
+            Value::None => return Ok(missing.clone().unbind()),
+            Value::Tuple(seq) if seq.len == 4 => seq,
+            other => return Err(FormatError::new_err(format!("index entry of key {key} is not a 4-tuple: {other:?}"))),
+        };
+        let mut fields = [0u64; 4];
+        for (k, (slot, what)) in fields.iter_mut().zip(["segment", "end", "root", "flags"]).enumerate() {
+            *slot = entry_field(r.seq_item(entry, k).map_err(format_error)?, what)?;
+        }
+        let [seg, end, root, flags] = fields;
+        let Some(handle) = handles.get_item(seg)? else {
+            return Ok(missing.clone().unbind());
+        };
+        let segment = handle.cast::<crate::region::Region>()?.get();
+        let (Ok(end), Ok(flags)) = (usize::try_from(end), u32::try_from(flags)) else {
+            return Err(FormatError::new_err(format!("index entry of key {key}: end {end} or flags {flags} out of range")));
+        };
+        let value = segment.value_handle(end, root, flags)?;
+        let region = crate::new_region(py, value)?;
+        let root_value = region.get().root_value()?;
+        return value_to_py(py, &region, &root_value);
+    }
+    Ok(missing.clone().unbind())
+}
