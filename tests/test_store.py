@@ -629,7 +629,9 @@ def test_reading_a_store_several_times_larger_than_a_cgroup_memory_limit(tmp_pat
             with s.batch():
                 for i in range(part * 10_000, (part + 1) * 10_000):
                     s.put(f"k{i}", {"i": i, "blob": blob + str(i)})
-        assert s.info()["segment_bytes"] > 3 * limit
+        # One value twice the limit too.
+        s["big"] = [blob + str(i) for i in range(50_000)]
+        assert s.info()["segment_bytes"] > 5 * limit
     group = os.path.join(root, f"bale-test-{os.getpid()}")
     os.mkdir(group)
     try:
@@ -638,7 +640,8 @@ def test_reading_a_store_several_times_larger_than_a_cgroup_memory_limit(tmp_pat
         code = (
             "import bale, sys, random\n"
             "s = bale.Store(sys.argv[1], readonly=True)\n"
-            "total = sum(s[k]['i'] + len(s[k]['blob']) for k in s)\n"
+            "total = sum(s[k]['i'] + len(s[k]['blob']) for k in s if k != 'big')\n"
+            "assert sum(map(len, s['big'])) == sum(4000 + len(str(i)) for i in range(50_000))\n"
             "rng = random.Random(1)\n"
             "for _ in range(20000):\n"
             "    i = rng.randrange(80000); assert s[f'k{i}']['blob'].endswith(str(i))\n"

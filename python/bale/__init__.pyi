@@ -1,6 +1,8 @@
 import asyncio
 import socket
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from bale._bale import (
@@ -40,6 +42,7 @@ __all__ = [
     "Region",
     "SetView",
     "SharedRegion",
+    "Store",
     "ThawError",
     "TupleView",
     "Writer",
@@ -112,3 +115,56 @@ def share(region: Region) -> SharedRegion:
     The segment's name goes at ``handle.unlink()`` or when this process ends,
     however it ends (the first call starts a watchdog process for that).
     """
+
+class Store(MutableMapping[str | bytes, Any]):
+    """A persistent heap of compact regions in a directory (docs/STORE.md).
+
+    ``s[k] = v`` is durable when it returns; ``s[k]`` is a view over the
+    mapped files (no deserialization); ``put(k, v, label=...)`` groups
+    values for ``drop(label)``; ``batch()`` makes many writes one commit.
+    Readers in any number of processes see the commit they opened or last
+    ``refresh()``-ed to; writers in several processes take turns on a lock.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False, segment_size: int = ...) -> None: ...
+    def __getitem__(self, key: str | bytes) -> Any:
+        """The stored value: a view (DictView, ListView, ...) or a scalar."""
+    def __setitem__(self, key: str | bytes, value: object) -> None: ...
+    def __delitem__(self, key: str | bytes) -> None: ...
+    def __contains__(self, key: object) -> bool: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[str | bytes]: ...
+    def get(self, key: str | bytes, default: Any = None) -> Any: ...  # type: ignore[override]
+    def keys(self) -> list[str | bytes]:  # type: ignore[override]
+        """The live keys, as a list."""
+    def put(self, key: str | bytes, value: object, *, label: str | None = None, share: bool = False) -> None:
+        """Store ``value`` under ``key`` (durably unless inside ``batch()``), in ``label``'s group."""
+    def region(self, key: str | bytes) -> Region:
+        """The region handle whose root is ``self[key]``."""
+    def batch(self) -> AbstractContextManager[Store]:
+        """Many writes, one commit (one fsync); all or nothing."""
+    def drop(self, label: str | None) -> int:
+        """Remove every value put with ``label`` at once; returns how many."""
+    def reclaim(self) -> int:
+        """Return the disk space of dead data; returns the bytes freed."""
+    def refresh(self) -> bool:
+        """Move to the newest commit; returns whether there was one."""
+    def labels(self) -> dict[str | None, int]:
+        """Live values per label (None: unlabelled)."""
+    def verify(self, progress: Callable[[int, int], object] | None = None) -> dict[str, int]:
+        """Check every byte against its checksum and every value in full; FormatError naming the file."""
+    def info(self) -> dict[str, Any]:
+        """Sizes and counts (``bale store info``)."""
+    @property
+    def path(self) -> str: ...
+    @property
+    def generation(self) -> int: ...
+    @property
+    def readonly(self) -> bool: ...
+    @property
+    def closed(self) -> bool: ...
+    def close(self) -> None:
+        """Close the store (an open batch is abandoned); values read before stay readable."""
+    def __enter__(self) -> Store: ...
+    def __exit__(self, *exc: object) -> None: ...
+    def __del__(self) -> None: ...

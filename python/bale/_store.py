@@ -569,8 +569,13 @@ class Store(MutableMapping):
             raise
         self._txn = _Txn(self._snap)
 
+    def _current(self) -> _Txn:
+        txn = self._txn
+        assert txn is not None, "called inside a write transaction only"
+        return txn
+
     def _abort(self) -> None:
-        txn, self._txn = self._txn, None
+        txn, self._txn = self._current(), None
         try:
             for seg in txn.touched:
                 # Bytes appended in memory never reached a commit.
@@ -658,7 +663,7 @@ class Store(MutableMapping):
         _check_key(key)
         _check_label(label)
         with self._write():
-            txn = self._txn
+            txn = self._current()
             seg = self._open_segment_of(txn, label)
             grown = self._append(txn, seg, value, share)
             end, root, flags = grown._layout
@@ -704,7 +709,7 @@ class Store(MutableMapping):
     def __delitem__(self, key) -> None:
         _check_key(key)
         with self._write():
-            txn = self._txn
+            txn = self._current()
             if not self._unlink_value(txn, key):
                 raise KeyError(key)
             txn.pending[key] = None
@@ -714,7 +719,7 @@ class Store(MutableMapping):
         label)); returns how many. Their files are deleted at the commit."""
         _check_label(label)
         with self._write():
-            txn = self._txn
+            txn = self._current()
             dropped = 0
             for seg in self._labels.get(label, ()):
                 info = txn.segments.pop(seg, None)
@@ -784,7 +789,7 @@ class Store(MutableMapping):
         return tuple(levels), written, replaced
 
     def _commit(self) -> None:
-        txn = self._txn
+        txn = self._current()
         full_merge = txn.full_merge
         try:
             if txn.broken is not None:
@@ -824,7 +829,7 @@ class Store(MutableMapping):
                     txn.dead_files += [_segment_name(seg), _sums_name(seg)]
             delta = dict(self._delta())
             delta.update(txn.pending)
-            levels, replaced = self._snap.levels, []
+            levels, replaced = self._snap.levels, []  # type: tuple, list[str]
             if full_merge or len(delta) > DELTA_LIMIT:
                 levels, _written, replaced = self._merge_levels(txn, delta, full_merge)
                 delta = {}
@@ -853,9 +858,8 @@ class Store(MutableMapping):
                     pass
                 if name.endswith(".bale") and name.startswith("seg-"):
                     seg = int(name[4:12])
-                    fd = self._seg_fds.pop(seg, None)
-                    if fd is not None:
-                        os.close(fd)
+                    if seg in self._seg_fds:
+                        os.close(self._seg_fds.pop(seg))
             self._set_snapshot(self._load_snapshot_after_commit(generation, txn, levels, delta))
             self._delta_dict = delta
         finally:
@@ -888,7 +892,7 @@ class Store(MutableMapping):
         """Removes files no commit names (left by writers killed before
         their commit, or after it and before they removed what it freed).
         Runs with the writers' lock held, so no writer is making any."""
-        named = set()
+        named: set[str] = set()
         for seg in snap.segments:
             named.update((_segment_name(seg), _sums_name(seg)))
         named.update(_index_name(file_id) for file_id, _ in snap.levels)
@@ -916,7 +920,7 @@ class Store(MutableMapping):
         with self._mutex:
             before = self._disk_usage()
             with self._write():
-                txn = self._txn
+                txn = self._current()
                 txn.full_merge = True
                 self._sweep(self._snap)
                 sparse = {
