@@ -688,3 +688,20 @@ def test_cli(small_store):
     assert out.returncode == 0 and "bytes freed" in out.stdout
     out = run_cli("info", str(small_store / "nothing"))
     assert out.returncode == 1 and "no such store" in out.stderr
+
+
+def test_reclaim_removes_emptied_segments_and_refuses_to_run_inside_a_batch(tmp_path):
+    path = tmp_path / "s"
+    with bale.Store(path) as s:
+        assert files(path) == ["LOCK", "SUPER.0", "SUPER.1"]  # both superblocks from the start
+        for i in range(50):
+            s.put(f"k{i}", {"i": i}, label="tmp")
+        for i in range(50):
+            del s[f"k{i}"]
+        assert any(n.startswith("seg-") for n in files(path))
+        with s.batch():
+            with pytest.raises(RuntimeError, match="inside a batch"):
+                s.reclaim()
+        assert s.reclaim() > 0
+        assert not any(n.startswith("seg-") for n in files(path)) and len(s) == 0
+        assert s.verify()["values"] == 0

@@ -268,6 +268,9 @@ class Store(MutableMapping):
                     # Never overwrite a damaged store with an empty one.
                     self._load_snapshot()  # raises FormatError naming both slots
                 record = {"generation": 1, "next_file": 1, "count": 0, "segments": {}, "levels": (), "delta": {}}
+                # Both superblock files exist from the start, so that no
+                # commit needs the directory synced to be durable.
+                os.close(os.open(self._file(SUPER_NAMES[0]), os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
                 self._write_superblock(SUPER_NAMES[1], 1, bytes(_bale.compact(record)))
                 _fsync_dir(self._path)
         finally:
@@ -288,7 +291,7 @@ class Store(MutableMapping):
             os.close(self._lock_fd)
             self._open_lock()
             self._lineages.clear()
-            self._seg_fds.clear()
+            self._close_seg_fds()
         fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
 
     def _unlock(self) -> None:
@@ -918,11 +921,16 @@ class Store(MutableMapping):
         into one file without dead entries, and removes files no commit
         names. Returns the bytes of disk space freed. O(keys)."""
         with self._mutex:
+            if self._txn is not None:
+                raise RuntimeError("reclaim() inside a batch: it commits by itself")
             before = self._disk_usage()
             with self._write():
                 txn = self._current()
                 txn.full_merge = True
                 self._sweep(self._snap)
+                for info in txn.segments.values():
+                    if info.puts and not info.live:
+                        info.open = False  # empty: removed at the commit
                 sparse = {
                     seg for seg, info in txn.segments.items() if info.puts and info.live * 2 <= info.puts and info.live
                 }
