@@ -45,6 +45,9 @@ pub enum Child {
 }
 
 impl Child {
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     pub fn len(&self) -> usize {
         match self {
             Child::Slots(s) => s.len,
@@ -81,7 +84,7 @@ impl<'a> Reader<'a> {
     pub(crate) fn decode_table(&self, off: usize, n: usize, limit: usize) -> Result<Value<'a>> {
         self.extent(off, 16, limit, "table object")?;
         let shape_off = self.word(off + 8)? as usize;
-        if shape_off % 8 != 0 || shape_off >= off {
+        if !shape_off.is_multiple_of(8) || shape_off >= off {
             return Err(bad(off, "table shape does not lie before its table"));
         }
         let shape = self.shape_at(shape_off, off)?;

@@ -23,7 +23,7 @@ fn as_num<'a>(v: &Value<'a>) -> Option<Num<'a>> {
 }
 
 fn int_eq_float(i: i64, f: f64) -> bool {
-    f.fract() == 0.0 && (-9.223372036854775808e18..9.223372036854775808e18).contains(&f) && f as i64 == i
+    f.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) && f as i64 == i
 }
 
 fn num_eq(a: &Num<'_>, b: &Num<'_>) -> bool {
@@ -35,7 +35,7 @@ fn num_eq(a: &Num<'_>, b: &Num<'_>) -> bool {
         (F(x), F(y)) => x == y,
         (I(i), F(f)) | (F(f), I(i)) => int_eq_float(*i, *f),
         (Big(b), F(f)) | (F(f), Big(b)) => {
-            f.fract() == 0.0 && f.is_finite() && f.abs() >= 9.223372036854775808e18 && float_to_int_bytes(*f) == *b
+            f.fract() == 0.0 && f.is_finite() && f.abs() >= 9.223_372_036_854_776e18 && float_to_int_bytes(*f) == *b
         }
         (C(r1, i1), C(r2, i2)) => r1 == r2 && i1 == i2,
         (C(r, i), other) | (other, C(r, i)) => *i == 0.0 && num_eq(&F(*r), other),

@@ -203,13 +203,13 @@ pub fn make_int_slot(v: i64) -> Option<u64> {
 
 #[inline]
 pub fn make_str_slot(width: Width, nchars: usize, offset: usize) -> u64 {
-    debug_assert!(nchars <= SHORT_MAX && offset % 8 == 0 && offset <= STR_SLOT_MAX_OFFSET);
+    debug_assert!(nchars <= SHORT_MAX && offset.is_multiple_of(8) && offset <= STR_SLOT_MAX_OFFSET);
     TAG_STR | ((width as u64) << 3) | ((nchars as u64) << 5) | (((offset >> 3) as u64) << 21)
 }
 
 #[inline]
 pub fn make_seq_slot(tag: u64, len: usize, offset: usize) -> u64 {
-    debug_assert!(len <= SHORT_MAX && offset % 8 == 0 && offset <= SEQ_SLOT_MAX_OFFSET);
+    debug_assert!(len <= SHORT_MAX && offset.is_multiple_of(8) && offset <= SEQ_SLOT_MAX_OFFSET);
     tag | ((len as u64) << 3) | (((offset >> 3) as u64) << 19)
 }
 

@@ -41,7 +41,7 @@ pub fn hash_bigint(le: &[u8]) -> u64 {
 
 pub fn hash_f64(f: f64) -> u64 {
     if f.fract() == 0.0 {
-        if (-9.223372036854775808e18..9.223372036854775808e18).contains(&f) {
+        if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) {
             return hash_i64(f as i64);
         }
         return hash_bigint(&float_to_int_bytes(f));

@@ -396,11 +396,11 @@ pub fn float_repr(f: f64, out: &mut Vec<u8>) {
         out.extend_from_slice(itoa::Buffer::new().format(e).as_bytes());
     } else if point <= 0 {
         out.extend_from_slice(b"0.");
-        out.extend(std::iter::repeat(b'0').take((-point) as usize));
+        out.extend(std::iter::repeat_n(b'0', (-point) as usize));
         out.extend_from_slice(digits);
     } else if point as usize >= digits.len() {
         out.extend_from_slice(digits);
-        out.extend(std::iter::repeat(b'0').take(point as usize - digits.len()));
+        out.extend(std::iter::repeat_n(b'0', point as usize - digits.len()));
         out.extend_from_slice(b".0");
     } else {
         out.extend_from_slice(&digits[..point as usize]);

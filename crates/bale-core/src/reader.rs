@@ -216,7 +216,7 @@ pub fn parse_header(buf: &[u8]) -> Result<Header> {
             format!("header says the region is {} bytes but the buffer has {} bytes", total_len, buf.len()),
         ));
     }
-    if total_len % 8 != 0 {
+    if !total_len.is_multiple_of(8) {
         return Err(FormatError::at(OFF_TOTAL_LEN, format!("region length {total_len} is not a multiple of 8")));
     }
     let flags = read_u32(buf, OFF_FLAGS);
@@ -249,7 +249,7 @@ pub fn announced_length(head: &[u8]) -> Result<u64> {
     if total < HEADER_LEN as u64 {
         return Err(FormatError::at(OFF_TOTAL_LEN, format!("region length {total} is shorter than its header")));
     }
-    if total % 8 != 0 {
+    if !total.is_multiple_of(8) {
         return Err(FormatError::at(OFF_TOTAL_LEN, format!("region length {total} is not a multiple of 8")));
     }
     Ok(total)
@@ -650,7 +650,7 @@ impl<'a> Reader<'a> {
         if ndim > ND_MAX_DIMS || ND_FIXED_BYTES + 8 * ndim > p || (flags & ND_SCALAR != 0 && ndim != 0) {
             return Err(bad(off, "ndarray object has a bad number of dimensions"));
         }
-        if data_off % ND_ALIGN != 0 {
+        if !data_off.is_multiple_of(ND_ALIGN) {
             return Err(bad(off, "ndarray data is not 64-byte aligned"));
         }
         let shape = &self.buf[body + ND_FIXED_BYTES..body + ND_FIXED_BYTES + 8 * ndim];
@@ -766,7 +766,7 @@ impl<'a> Reader<'a> {
         // The SSTR slot this string would have, if it fits one.
         let inline = (width == Width::Ascii && n <= SSTR_MAX).then(|| make_sstr_slot(units));
         // A STR slot of this string carries exactly these bits besides its offset.
-        let short = (n <= SHORT_MAX).then(|| TAG_STR | ((width as u64) << 3) | ((n as u64) << 5));
+        let short = (n <= SHORT_MAX).then_some(TAG_STR | ((width as u64) << 3) | ((n as u64) << 5));
         let matches = |slot: u64| -> Result<bool> {
             Ok(match slot & TAG_MASK {
                 TAG_SSTR => inline == Some(slot),
@@ -820,11 +820,10 @@ fn extent_error(off: usize, size: usize, limit: usize, what: &str) -> FormatErro
 #[inline]
 pub fn check_units(width: Width, data: &[u8], off: usize) -> Result<()> {
     match width {
-        Width::Ascii => {
-            if !data.is_ascii() {
+        Width::Ascii
+            if !data.is_ascii() => {
                 return Err(bad(off, "ASCII string holds a non-ASCII byte"));
             }
-        }
         Width::Ucs4 => {
             for c in data.chunks_exact(4) {
                 if u32::from_le_bytes(c.try_into().unwrap()) > 0x10FFFF {

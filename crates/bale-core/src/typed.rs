@@ -86,7 +86,7 @@ pub struct Moment<'a> {
 
 fn days_in_month(year: u16, month: u8) -> u8 {
     match month {
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 if (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400) => 29,
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
@@ -287,7 +287,7 @@ pub fn decode_array<'a>(e: &Ext<'a>) -> std::result::Result<(u8, &'a [u8]), &'st
         None => return Err("unknown array type code"),
     }
     let data = &e.payload[8..];
-    if data.len() % size != 0 {
+    if !data.len().is_multiple_of(size) {
         return Err("array bytes are not a whole number of items");
     }
     Ok((code, data))

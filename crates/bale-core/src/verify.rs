@@ -90,7 +90,7 @@ pub fn verify_report(region: &Region<'_>) -> Result<Report> {
         std::thread::scope(|scope| {
             let hasher = scope.spawn(|| compute_checksum(buf));
             let structure = verify_structure(region);
-            (hasher.join().unwrap_or_else(|_| !region.header.checksum), structure)
+            (hasher.join().unwrap_or(!region.header.checksum), structure)
         })
     } else {
         (compute_checksum(buf), Ok(Report::default()))
@@ -360,6 +360,9 @@ impl<'a> Verifier<'a> {
         Ok(())
     }
 
+    // An arm's `if first_visit(..)` marks the container visited: as a match
+    // guard it would fall through to the next arms when it is false.
+    #[allow(clippy::collapsible_match)]
     fn check(&mut self, slot: u64, limit: usize) -> Result<()> {
         if self.check_leaf(slot, limit)? {
             return Ok(());
@@ -549,7 +552,7 @@ pub fn check_table(r: &Reader<'_>, t: Table) -> Result<()> {
         if cap == 0 {
             for i in 0..t.len {
                 for j in 0..i {
-                    if hashes[i] == hashes[j] && values_eq(&r, r.table_item(t, i)?, &r, r.table_item(t, j)?)? {
+                    if hashes[i] == hashes[j] && values_eq(r, r.table_item(t, i)?, r, r.table_item(t, j)?)? {
                         return Err(FormatError::at(t.start, "set or dict holds the same key twice"));
                     }
                 }
@@ -573,7 +576,7 @@ pub fn check_table(r: &Reader<'_>, t: Table) -> Result<()> {
                     found = true;
                     break;
                 }
-                if hashes[e - 1] == h && values_eq(&r, r.table_item(t, i)?, &r, r.table_item(t, e - 1)?)? {
+                if hashes[e - 1] == h && values_eq(r, r.table_item(t, i)?, r, r.table_item(t, e - 1)?)? {
                     return Err(FormatError::at(t.start, "set or dict holds the same key twice"));
                 }
                 p = (p + 1) & mask;
