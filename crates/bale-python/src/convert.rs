@@ -32,7 +32,7 @@ pub unsafe fn make_str(py: Python<'_>, s: &Str<'_>) -> PyResult<*mut ffi::PyObje
         }
         Width::Latin1 => ffi::PyUnicode_FromKindAndData(ffi::PyUnicode_1BYTE_KIND as _, units.as_ptr().cast(), n),
         Width::Ucs2 => {
-            if (units.as_ptr() as usize) % 2 == 0 {
+            if (units.as_ptr() as usize).is_multiple_of(2) {
                 ffi::PyUnicode_FromKindAndData(ffi::PyUnicode_2BYTE_KIND as _, units.as_ptr().cast(), n)
             } else {
                 let v: Vec<u16> = units.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
@@ -41,7 +41,7 @@ pub unsafe fn make_str(py: Python<'_>, s: &Str<'_>) -> PyResult<*mut ffi::PyObje
         }
         Width::Ucs4 => {
             // decode() checked every code point is <= 0x10FFFF.
-            if (units.as_ptr() as usize) % 4 == 0 {
+            if (units.as_ptr() as usize).is_multiple_of(4) {
                 ffi::PyUnicode_FromKindAndData(ffi::PyUnicode_4BYTE_KIND as _, units.as_ptr().cast(), n)
             } else {
                 let v: Vec<u32> =

@@ -61,7 +61,7 @@ const SUFFIXES: [&str; 2] = ["tmp", "partial"];
 
 #[cfg(target_os = "linux")]
 fn use_o_tmpfile() -> bool {
-    std::env::var_os("BALE_NO_O_TMPFILE").map_or(true, |v| v.is_empty() || v == "0")
+    std::env::var_os("BALE_NO_O_TMPFILE").is_none_or(|v| v.is_empty() || v == "0")
 }
 
 /// Opens a new file for `target` (read and write). `suffix` names the

@@ -46,11 +46,6 @@ impl GcPause {
         GcPause(())
     }
 
-    /// After Python code ran during the pause: it may have turned the
-    /// collector on (`gc.enable()`).
-    pub fn renew(&self) {
-        unsafe { ffi::PyGC_Disable() };
-    }
 }
 
 impl Drop for GcPause {

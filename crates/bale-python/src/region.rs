@@ -245,7 +245,7 @@ impl Region {
     /// handle's root is that first handle's root; `_handle` makes handles
     /// on the values appended.
     pub fn segment(storage: Storage, len: usize) -> Result<Region, bale_core::FormatError> {
-        if len < HEADER_LEN || len % 8 != 0 || len > storage.all().len() {
+        if len < HEADER_LEN || !len.is_multiple_of(8) || len > storage.all().len() {
             return Err(bale_core::FormatError::new(format!(
                 "segment length {len} is not a multiple of 8 of at least {HEADER_LEN} within its {} bytes",
                 storage.all().len()
@@ -277,7 +277,7 @@ impl Region {
     /// is decoded once here; a damaged entry raises FormatError.
     pub fn value_handle(&self, len: usize, root: u64, flags: u32) -> PyResult<Region> {
         self.check_open()?;
-        if len < HEADER_LEN || len % 8 != 0 || len > self.len {
+        if len < HEADER_LEN || !len.is_multiple_of(8) || len > self.len {
             return Err(crate::errors::FormatError::new_err(format!(
                 "value length {len} is not a multiple of 8 between {HEADER_LEN} and the segment's {} bytes",
                 self.len

@@ -74,7 +74,7 @@ impl Storage {
     /// page of it again). Returns the storage and the region's length.
     pub fn owned_aligned(mut bytes: Vec<u8>) -> std::io::Result<(Storage, usize)> {
         let len = bytes.len();
-        if bytes.as_ptr() as usize % 64 == 0 {
+        if (bytes.as_ptr() as usize).is_multiple_of(64) {
             return Ok((Storage::owned(bytes), len));
         }
         bytes.reserve(64);

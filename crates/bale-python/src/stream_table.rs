@@ -409,7 +409,7 @@ impl Scalars {
 }
 
 impl Cell {
-    fn to_py(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+    fn into_object(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         unsafe {
             let p = match self {
                 Cell::None => return Ok(py.None()),
@@ -475,11 +475,11 @@ impl Column {
         let io = |e: io::Error| crate::errors::os_error(e, &sp.target);
         match self {
             Column::Unset => unreachable!("a column of rows"),
-            Column::Scalars(s) => s.cell(sp, i).map_err(io)?.to_py(py),
+            Column::Scalars(s) => s.cell(sp, i).map_err(io)?.into_object(py),
             Column::Lists { offs, items } => {
                 let list = pyo3::types::PyList::empty(py);
                 for j in offs.u64_at(sp, i).map_err(io)?..offs.u64_at(sp, i + 1).map_err(io)? {
-                    list.append(items.cell(sp, j).map_err(io)?.to_py(py)?)?;
+                    list.append(items.cell(sp, j).map_err(io)?.into_object(py)?)?;
                 }
                 Ok(list.into_any().unbind())
             }

@@ -74,14 +74,14 @@ impl Drop for Thaw<'_, '_> {
     }
 }
 
-/// Note [Tuple cycles in thaw]
-/// `verify` refuses a tuple that contains itself through tuples only (see
-/// `Note [Cycles through tuples only]` in bale-core), but thaw also reads
-/// unverified bytes and must not build such an object either: Python code
-/// (`hash`, `==`) recurses through it without end. A tuple met again while
-/// it is being filled closes a cycle; the cycle passes through a list or a
-/// dict exactly when one was opened after the tuple and is still open, that
-/// is when more lists and dicts are open now than when the tuple was opened.
+// Note [Tuple cycles in thaw]
+// `verify` refuses a tuple that contains itself through tuples only (see
+// `Note [Cycles through tuples only]` in bale-core), but thaw also reads
+// unverified bytes and must not build such an object either: Python code
+// (`hash`, `==`) recurses through it without end. A tuple met again while
+// it is being filled closes a cycle; the cycle passes through a list or a
+// dict exactly when one was opened after the tuple and is still open, that
+// is when more lists and dicts are open now than when the tuple was opened.
 
 /// A deep native copy of `v`.
 pub fn thaw_value(py: Python<'_>, region: &Region, v: Value<'_>) -> PyResult<Py<PyAny>> {

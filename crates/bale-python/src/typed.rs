@@ -95,7 +95,10 @@ pub struct RecordInfo {
 pub unsafe fn attrs_run_no_python(tp: *mut ffi::PyTypeObject, attrs: &[Py<PyString>]) -> bool {
     /// `Py_TPFLAGS_MANAGED_DICT` (3.11+): instances have a `__dict__` kept by the interpreter.
     const MANAGED_DICT: std::ffi::c_ulong = 1 << 4;
-    if (*tp).tp_getattro != Some(ffi::PyObject_GenericGetAttr) || (*tp).tp_dictoffset != 0 || (*tp).tp_flags & MANAGED_DICT != 0 {
+    // Addresses of one function may differ between codegen units: a false
+    // "not generic" only sends the type down the slower, checked path.
+    let generic = matches!((*tp).tp_getattro, Some(f) if std::ptr::fn_addr_eq(f, ffi::PyObject_GenericGetAttr as ffi::getattrofunc));
+    if !generic || (*tp).tp_dictoffset != 0 || (*tp).tp_flags & MANAGED_DICT != 0 {
         return false;
     }
     let mro = (*tp).tp_mro;
@@ -305,11 +308,11 @@ pub fn ext_to_py(py: Python<'_>, e: &Ext<'_>) -> PyResult<*mut PyObject> {
     let bad = |m: &str| malformed(&format!("{} object at byte {}: {m}", core_typed::kind_name(e.kind), e.start));
     let obj: Bound<'_, PyAny> = match e.kind {
         KIND_DATE => {
-            let d = core_typed::unpack_date(e.aux).map_err(|m| bad(m))?;
+            let d = core_typed::unpack_date(e.aux).map_err(&bad)?;
             PyDate::new(py, d.year as i32, d.month, d.day)?.into_any()
         }
         KIND_TIME | KIND_DATETIME => {
-            let m = core_typed::decode_moment(e).map_err(|m| bad(m))?;
+            let m = core_typed::decode_moment(e).map_err(&bad)?;
             let tz = match m.tz {
                 Tz::Naive => None,
                 Tz::Fixed { offset_us, name } => {
@@ -338,7 +341,7 @@ pub fn ext_to_py(py: Python<'_>, e: &Ext<'_>) -> PyResult<*mut PyObject> {
             }
         }
         KIND_TIMEDELTA => {
-            let d = core_typed::decode_delta(e).map_err(|m| bad(m))?;
+            let d = core_typed::decode_delta(e).map_err(&bad)?;
             PyDelta::new(py, d.days, d.seconds as i32, d.micros as i32, false)?.into_any()
         }
         KIND_DECIMAL => {
@@ -351,11 +354,11 @@ pub fn ext_to_py(py: Python<'_>, e: &Ext<'_>) -> PyResult<*mut PyObject> {
             known(py)?.uuid.bind(py).call((), Some(&kwargs))?
         }
         KIND_RANGE => {
-            let (a, b, c) = core_typed::decode_range(e).map_err(|m| bad(m))?;
+            let (a, b, c) = core_typed::decode_range(e).map_err(&bad)?;
             unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyObject_CallFunction(std::ptr::addr_of_mut!(ffi::PyRange_Type).cast(), c"LLL".as_ptr(), a, b, c))? }
         }
         KIND_ARRAY => {
-            let (code, data) = core_typed::decode_array(e).map_err(|m| bad(m))?;
+            let (code, data) = core_typed::decode_array(e).map_err(&bad)?;
             let code = (code as char).to_string();
             let arr = known(py)?.array.bind(py).call1((code,))?;
             arr.call_method1("frombytes", (pyo3::types::PyBytes::new(py, data),))?;

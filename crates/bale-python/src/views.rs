@@ -514,7 +514,7 @@ pub(crate) fn seq_getitem(py: Python<'_>, region: &Py<Region>, seq: Items, key: 
     unsafe {
         if ffi::PyLong_CheckExact(key.as_ptr()) != 0 {
             let i = ffi::PyLong_AsSsize_t(key.as_ptr());
-            if !(i == -1 && !ffi::PyErr_Occurred().is_null()) {
+            if i != -1 || ffi::PyErr_Occurred().is_null() {
                 let n = seq.len() as isize;
                 let j = if i < 0 { i + n } else { i };
                 if j < 0 || j >= n {
