@@ -705,3 +705,39 @@ def test_reclaim_removes_emptied_segments_and_refuses_to_run_inside_a_batch(tmp_
         assert s.reclaim() > 0
         assert not any(n.startswith("seg-") for n in files(path)) and len(s) == 0
         assert s.verify()["values"] == 0
+
+
+def test_threads_read_one_store_while_another_thread_writes(tmp_path):
+    import threading
+
+    s = bale.Store(tmp_path / "s")
+    for i in range(200):
+        s[f"k{i}"] = value_of(f"k{i}", i)
+    errors = []
+    stop = threading.Event()
+
+    def read():
+        rng = random.Random(threading.get_ident())
+        try:
+            while not stop.is_set():
+                i = rng.randrange(200)
+                v = bale.thaw(s[f"k{i}"])
+                if v["k"] != f"k{i}" or v != value_of(v["k"], v["v"]):
+                    errors.append(v)
+        except Exception as e:  # any error is a failure
+            errors.append(e)
+
+    threads = [threading.Thread(target=read) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for n in range(60):
+        i = n % 200
+        s.put(f"k{i}", value_of(f"k{i}", 1000 + n), label=LABELS[n % 4])
+        if n % 30 == 29:
+            s.reclaim()
+    stop.set()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(s) == 200 and s.verify()["values"] == 200
+    s.close()
