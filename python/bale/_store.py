@@ -35,6 +35,9 @@ SPAN = struct.Struct("<QQQ")
 EMPTY_REGION = bytes(_bale.compact(None))
 
 DEFAULT_SEGMENT_SIZE = 64 << 20
+# Appended bytes are written to a segment file in runs of at least this
+# many bytes (one write and one checksum each), and at the commit.
+WRITE_RUN = 1 << 20
 # Index entries kept in the commit record before they move to an index file.
 DELTA_LIMIT = 1024
 # An index file absorbs the newer run merged into it while it holds at most
@@ -110,7 +113,8 @@ class _Txn:
     """What a write transaction changed, applied to the store at commit."""
 
     __slots__ = (
-        "segments", "count", "next_file", "pending", "spans", "new_files", "dead_files", "touched", "full_merge", "broken"
+        "segments", "count", "next_file", "pending", "spans", "new_files", "dead_files", "touched", "full_merge", "broken",
+        "owner", "unwritten",
     )
 
     def __init__(self, snap: _Snapshot):
@@ -119,6 +123,10 @@ class _Txn:
         self.next_file = snap.next_file
         self.pending: dict = {}
         self.spans: dict[int, list[tuple[int, int, int]]] = {}
+        # Per segment: where its bytes not yet written start, and them.
+        self.unwritten: dict[int, tuple[int, list[bytes]]] = {}
+        # The thread whose batch this is: other threads read the last commit.
+        self.owner = threading.get_ident()
         self.new_files: list[str] = []
         self.dead_files: list[str] = []
         self.touched: set[int] = set()
@@ -387,9 +395,14 @@ class Store(MutableMapping):
         if self._closed:
             raise ValueError(f"store {self._path} is closed")
 
+    def _my_txn(self) -> _Txn | None:
+        """The transaction of this thread's batch, if it has one."""
+        txn = self._txn
+        return txn if txn is not None and txn.owner == threading.get_ident() else None
+
     def _entry(self, key):
         """The newest index entry for ``key`` (None for a tombstone), or _MISSING."""
-        txn = self._txn
+        txn = self._my_txn()
         if txn is not None:
             e = txn.pending.get(key, _MISSING)
             if e is not _MISSING:
@@ -405,7 +418,7 @@ class Store(MutableMapping):
         return _MISSING
 
     def _segments(self) -> dict[int, _Segment]:
-        txn = self._txn
+        txn = self._my_txn()
         return txn.segments if txn is not None else self._snap.segments
 
     def _live_entry(self, key):
@@ -428,7 +441,7 @@ class Store(MutableMapping):
         return h._handle(end, root, flags)
 
     def __getitem__(self, key):
-        if self._txn is None and not self._closed:
+        if not self._closed and self._my_txn() is None:
             sources, handles = self._fast
             value = _bale._store_get(key, sources, handles, _MISSING)
             if value is not _MISSING:
@@ -443,7 +456,7 @@ class Store(MutableMapping):
         return self._handle(e).root
 
     def get(self, key, default=None):
-        if self._txn is None and not self._closed:
+        if not self._closed and self._my_txn() is None:
             sources, handles = self._fast
             value = _bale._store_get(key, sources, handles, _MISSING)
             if value is not _MISSING:
@@ -467,7 +480,7 @@ class Store(MutableMapping):
         return self._handle(e)
 
     def __contains__(self, key) -> bool:
-        if self._txn is None and not self._closed:
+        if not self._closed and self._my_txn() is None:
             sources, handles = self._fast
             return _bale._store_get(key, sources, handles, _MISSING) is not _MISSING
         self._check_open()
@@ -475,12 +488,12 @@ class Store(MutableMapping):
 
     def __len__(self) -> int:
         self._check_open()
-        txn = self._txn
+        txn = self._my_txn()
         return txn.count if txn is not None else self._snap.count
 
     def _sources(self):
         """Index sources, newest first."""
-        txn = self._txn
+        txn = self._my_txn()
         if txn is not None:
             yield txn.pending
         yield self._snap.delta
@@ -665,35 +678,52 @@ class Store(MutableMapping):
         the same segment (same label) are referenced, not copied."""
         _check_key(key)
         _check_label(label)
+        txn = self._my_txn()
+        if txn is not None and not self._closed:
+            self._put(txn, key, value, label, share)  # inside this thread's batch
+            return
         with self._write():
-            txn = self._current()
-            seg = self._open_segment_of(txn, label)
-            grown = self._append(txn, seg, value, share)
-            end, root, flags = grown._layout
-            self._unlink_value(txn, key)
-            info = txn.segments[seg]
-            info.length = end
-            info.live += 1
-            info.puts += 1
-            txn.count += 1
-            txn.pending[key] = (seg, end, root, flags)
+            self._put(self._current(), key, value, label, share)
+
+    def _put(self, txn: _Txn, key, value, label, share: bool) -> None:
+        seg = self._open_segment_of(txn, label)
+        grown = self._append(txn, seg, value, share)
+        end, root, flags = grown._layout
+        self._unlink_value(txn, key)
+        info = txn.segments[seg]
+        info.length = end
+        info.live += 1
+        info.puts += 1
+        txn.count += 1
+        txn.pending[key] = (seg, end, root, flags)
 
     def _append(self, txn: _Txn, seg: int, value, share: bool):
-        """Appends ``value`` to ``seg`` in memory and in its file."""
+        """Appends ``value`` to ``seg`` in memory; its bytes go to the file
+        in runs of WRITE_RUN bytes, and at the commit."""
         h = self._lineage(seg)
         start = h.nbytes
         grown = h.append(value, share=share)
-        end = grown.nbytes
         txn.touched.add(seg)
         self._lineages[seg] = grown
-        span = grown._span(start, end)
+        run = txn.unwritten.get(seg)
+        if run is None:
+            run = txn.unwritten[seg] = (start, [])
+        run[1].append(grown._span(start, grown.nbytes))
+        if grown.nbytes - run[0] >= WRITE_RUN:
+            self._write_run(txn, seg)
+        return grown
+
+    def _write_run(self, txn: _Txn, seg: int) -> None:
+        """Writes the bytes appended to ``seg`` since the last run, as one
+        span with its checksum."""
+        start, parts = txn.unwritten.pop(seg)
+        data = b"".join(parts)
         try:
-            self._pwrite(self._segment_fd(seg), span, start, self._file(_segment_name(seg)))
+            self._pwrite(self._segment_fd(seg), data, start, self._file(_segment_name(seg)))
         except BaseException as e:
             txn.broken = e
             raise
-        txn.spans.setdefault(seg, []).append((start, end, _bale._xxh3(span)))
-        return grown
+        txn.spans.setdefault(seg, []).append((start, start + len(data), _bale._xxh3(data)))
 
     def __setitem__(self, key, value) -> None:
         self.put(key, value)
@@ -809,6 +839,8 @@ class Store(MutableMapping):
             for seg in sorted(txn.touched):
                 if seg not in txn.segments:
                     continue  # dropped in this transaction
+                if seg in txn.unwritten:
+                    self._write_run(txn, seg)
                 fd = self._segment_fd(seg)
                 path = self._file(_segment_name(seg))
                 info = txn.segments[seg]
