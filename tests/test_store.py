@@ -741,3 +741,25 @@ def test_threads_read_one_store_while_another_thread_writes(tmp_path):
     assert errors == []
     assert len(s) == 200 and s.verify()["values"] == 200
     s.close()
+
+
+def rss_anon() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) * 1024
+    pytest.skip("no RssAnon in /proc/self/status")
+
+
+def test_a_writer_keeps_in_memory_only_its_open_segments(tmp_path):
+    blob = os.urandom(1 << 20)
+    with bale.Store(tmp_path / "s", segment_size=4 << 20) as s:
+        s["warm"] = blob
+        gc.collect()
+        before = rss_anon()
+        for i in range(160):
+            s[f"k{i}"] = blob
+        grew = rss_anon() - before
+        assert s.info()["segment_bytes"] > 150 << 20
+        assert grew < 48 << 20, f"anonymous memory grew by {grew >> 20} MiB for 160 MiB written"
+        assert bytes(s["k3"]) == blob

@@ -239,6 +239,7 @@ class Store(MutableMapping):
         self._pid = os.getpid()
         self._maps: dict[int, Any] = {}  # seg id -> read-only segment handle
         self._lineages: dict[int, Any] = {}  # seg id -> newest handle this writer appended
+        self._in_memory: set[int] = set()  # segments whose map is a lineage's memory
         self._seg_fds: dict[int, int] = {}
         self._delta_dict: dict | None = None  # a writer's thawed copy of the delta
         self._labels: dict[Any, list[int]] = {}
@@ -349,6 +350,7 @@ class Store(MutableMapping):
                 kind = "index" if os.path.basename(e.filename or "").startswith("idx-") else "segment"
                 raise _format_error(e.filename, f"{kind} file named by the commit is missing") from None
             self._maps = maps
+            self._in_memory &= maps.keys()
             return _Snapshot(gen, next_file, count, segments, levels, delta, tuple(views), record)
         raise AssertionError("unreachable")
 
@@ -912,12 +914,23 @@ class Store(MutableMapping):
         maps = {}
         for seg, info in txn.segments.items():
             m = self._maps.get(seg)
-            if m is None or m.nbytes < info.length:
+            if not info.open:
+                # Sealed: read from the file, and let go of the memory the
+                # appends to it filled (a writer keeps one open segment's
+                # worth per label, not everything it wrote).
+                self._lineages.pop(seg, None)
+                if m is None or m.nbytes < info.length or seg in self._in_memory:
+                    m = _bale._open_segment(self._file(_segment_name(seg)), info.length)
+                    self._in_memory.discard(seg)
+            elif m is None or m.nbytes < info.length:
                 lineage = self._lineages.get(seg)
                 m = lineage if lineage is not None and lineage.nbytes >= info.length else None
                 if m is None:
                     m = _bale._open_segment(self._file(_segment_name(seg)), info.length)
+                else:
+                    self._in_memory.add(seg)
             maps[seg] = m
+        self._in_memory &= maps.keys()
         self._maps = maps
         return _Snapshot(generation, txn.next_file, txn.count, txn.segments, levels, record.root["delta"], tuple(views), record)
 
@@ -1027,7 +1040,8 @@ class Store(MutableMapping):
                     raise _format_error(sums_path, "span checksums file is missing") from None
                 if len(sums) != info.sums:
                     raise _format_error(sums_path, f"has {len(sums)} bytes; the commit says {info.sums}")
-                handle = self._maps[seg]
+                # The file as it is on disk, not this writer's memory of it.
+                handle = _bale._open_segment(path, info.length)
                 at = 64
                 for start, end, checksum in SPAN.iter_unpack(sums):
                     if start != at or end > info.length or end < start:
