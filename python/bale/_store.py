@@ -15,8 +15,10 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import stat
 import struct
 import threading
+import weakref
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from typing import Any
@@ -48,6 +50,29 @@ MERGE_RATIO = 4
 SNAPSHOT_TRIES = 50
 
 _MISSING = object()
+# The largest commit record read (a segment table of millions of rows).
+MAX_RECORD = 1 << 30
+# Every count, length and id in a commit record is below this.
+MAX_FIELD = 1 << 62
+
+
+# Every open store, so that a forked child can renew their mutexes: one held
+# by another thread at the fork would be held for ever in the child.
+_STORES: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _after_fork_in_child() -> None:
+    me = threading.get_ident()
+    for store in list(_STORES.values()):
+        store._mutex = threading.RLock()
+        txn = store._txn
+        if txn is not None and txn.owner != me:
+            # A batch of a thread the child does not have: the parent ends it.
+            store._txn = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _segment_name(seg: int) -> str:
@@ -114,7 +139,7 @@ class _Txn:
 
     __slots__ = (
         "segments", "count", "next_file", "pending", "spans", "new_files", "dead_files", "touched", "full_merge", "broken",
-        "owner", "unwritten",
+        "owner", "pid", "unwritten",
     )
 
     def __init__(self, snap: _Snapshot):
@@ -127,6 +152,8 @@ class _Txn:
         self.unwritten: dict[int, tuple[int, list[bytes]]] = {}
         # The thread whose batch this is: other threads read the last commit.
         self.owner = threading.get_ident()
+        # A child of fork() inherits the object, not the transaction.
+        self.pid = os.getpid()
         self.new_files: list[str] = []
         self.dead_files: list[str] = []
         self.touched: set[int] = set()
@@ -151,19 +178,32 @@ def _read_superblock(path: str) -> tuple[int, bytes] | str:
     """The generation and commit record in the superblock file ``path``, or
     why it is not valid."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return "missing"
-    if len(data) < SUPER_HEADER.size:
-        return f"{len(data)} bytes, shorter than the {SUPER_HEADER.size}-byte header"
-    magic, version, reserved, generation, length, checksum = SUPER_HEADER.unpack_from(data)
-    if magic != MAGIC:
-        return "bad magic bytes (not a bale store superblock)"
-    if version != VERSION:
-        return f"store version {version}; this bale reads version {VERSION}"
-    if reserved != 0:
-        return "reserved field is not zero"
+    except OSError as e:
+        return f"cannot be opened ({e.strerror})"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return "not a regular file"
+        with open(fd, "rb") as f:
+            head = f.read(SUPER_HEADER.size)
+            if len(head) < SUPER_HEADER.size:
+                return f"{len(head)} bytes, shorter than the {SUPER_HEADER.size}-byte header"
+            magic, version, reserved, generation, length, checksum = SUPER_HEADER.unpack(head)
+            if magic != MAGIC:
+                return "bad magic bytes (not a bale store superblock)"
+            if version != VERSION:
+                return f"store version {version}; this bale reads version {VERSION}"
+            if reserved != 0:
+                return "reserved field is not zero"
+            size = os.fstat(f.fileno()).st_size
+            if size != SUPER_HEADER.size + length or length > MAX_RECORD:
+                return f"holds {size - SUPER_HEADER.size} bytes of commit record; its header says {length}"
+            data = head + f.read(length)
+    except OSError as e:
+        return f"cannot be read ({e.strerror})"
     if len(data) != SUPER_HEADER.size + length:
         return f"holds {len(data) - SUPER_HEADER.size} bytes of commit record; its header says {length}"
     body = data[: SUPER_HEADER.size - 8] + data[SUPER_HEADER.size :]
@@ -189,10 +229,12 @@ def _parse_record(where: str, payload: bytes) -> tuple:
     except (KeyError, TypeError) as e:
         raise _format_error(where, f"commit record lacks a field: {e}") from None
     ints = (generation, next_file, count)
-    if not all(type(x) is int and x >= 0 for x in ints):
-        raise _format_error(where, "commit record's generation, next_file and count must be non-negative ints")
-    if not isinstance(delta, _bale.DictView) and delta != {}:
+    if not all(type(x) is int and 0 <= x < MAX_FIELD for x in ints):
+        raise _format_error(where, f"commit record's generation, next_file and count must be ints in [0, 2^62): {ints}")
+    if not isinstance(delta, _bale.DictView):
         raise _format_error(where, "commit record's delta is not a dict")
+    if not isinstance(seg_view, _bale.DictView):
+        raise _format_error(where, "commit record's segment table is not a dict")
     segments = {}
     for seg, row in _bale.thaw(seg_view).items():
         ok = (
@@ -201,7 +243,7 @@ def _parse_record(where: str, payload: bytes) -> tuple:
             and type(row) is tuple
             and len(row) == 6
             and (row[0] is None or type(row[0]) is str)
-            and all(type(x) is int and x >= 0 for x in row[1:5])
+            and all(type(x) is int and 0 <= x < MAX_FIELD for x in row[1:5])
             and type(row[5]) is bool
             and row[1] >= 64
             and row[1] % 8 == 0
@@ -211,7 +253,7 @@ def _parse_record(where: str, payload: bytes) -> tuple:
             raise _format_error(where, f"segment table row {seg!r}: {row!r} is malformed")
         segments[seg] = _Segment(*row)
     if type(levels) is not tuple or not all(
-        type(lv) is tuple and len(lv) == 2 and all(type(x) is int and x >= 0 for x in lv) and lv[0] < next_file
+        type(lv) is tuple and len(lv) == 2 and all(type(x) is int and 0 <= x < MAX_FIELD for x in lv) and lv[0] < next_file
         for lv in levels
     ):
         raise _format_error(where, f"commit record's index levels {levels!r} are malformed")
@@ -233,6 +275,7 @@ class Store(MutableMapping):
             raise ValueError(f"segment_size must be an int of at least 4096 bytes, not {segment_size!r}")
         self._segment_size = segment_size
         self._mutex = threading.RLock()
+        _STORES[id(self)] = self
         self._closed = False
         self._txn: _Txn | None = None
         self._lock_fd = -1
@@ -272,15 +315,18 @@ class Store(MutableMapping):
         self._lock()
         try:
             if all(isinstance(_read_superblock(self._file(n)), str) for n in SUPER_NAMES):
-                existing = [n for n in SUPER_NAMES if os.path.exists(self._file(n))]
-                if existing:
+                if any(os.path.exists(self._file(n)) and os.path.getsize(self._file(n)) for n in SUPER_NAMES):
                     # Never overwrite a damaged store with an empty one.
                     self._load_snapshot()  # raises FormatError naming both slots
+                # No commit was ever made here (or a creation was cut short).
                 record = {"generation": 1, "next_file": 1, "count": 0, "segments": {}, "levels": (), "delta": {}}
                 # Both superblock files exist from the start, so that no
-                # commit needs the directory synced to be durable.
+                # commit needs the directory synced to be durable; the first
+                # appears complete or not at all.
                 os.close(os.open(self._file(SUPER_NAMES[0]), os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
-                self._write_superblock(SUPER_NAMES[1], 1, bytes(_bale.compact(record)))
+                first = SUPER_NAMES[1] + ".new"
+                self._write_superblock(first, 1, bytes(_bale.compact(record)))
+                os.replace(self._file(first), self._file(SUPER_NAMES[1]))
                 _fsync_dir(self._path)
         finally:
             self._unlock()
@@ -400,7 +446,27 @@ class Store(MutableMapping):
     def _my_txn(self) -> _Txn | None:
         """The transaction of this thread's batch, if it has one."""
         txn = self._txn
-        return txn if txn is not None and txn.owner == threading.get_ident() else None
+        if txn is not None and txn.owner == threading.get_ident() and txn.pid == os.getpid():
+            return txn
+        return None
+
+    def _entry_fields(self, e) -> tuple[int, int, int, int] | None:
+        """An index entry as read from a level, checked: four ints in range
+        (None stays None, a deleted key)."""
+        if e is None:
+            return None
+        if type(e) is not _bale.TupleView and type(e) is not tuple:
+            raise _format_error(self._path, f"an index entry is not a tuple: {e!r}")
+        try:
+            seg, end, root, flags = e
+        except (TypeError, ValueError):
+            raise _format_error(self._path, f"an index entry is not a 4-tuple: {e!r}") from None
+        if not (
+            type(seg) is int and type(end) is int and type(root) is int and type(flags) is int
+            and 0 <= seg < MAX_FIELD and 0 <= end < MAX_FIELD and 0 <= root < 1 << 64 and 0 <= flags < 1 << 32
+        ):
+            raise _format_error(self._path, f"an index entry is not four ints in range: {e!r}")
+        return seg, end, root, flags
 
     def _entry(self, key):
         """The newest index entry for ``key`` (None for a tombstone), or _MISSING."""
@@ -412,11 +478,11 @@ class Store(MutableMapping):
         snap = self._snap
         e = snap.delta.get(key, _MISSING)
         if e is not _MISSING:
-            return e
+            return self._entry_fields(e)
         for view in snap.index_views:
             e = view.get(key, _MISSING)
             if e is not _MISSING:
-                return e
+                return self._entry_fields(e)
         return _MISSING
 
     def _segments(self) -> dict[int, _Segment]:
@@ -510,6 +576,7 @@ class Store(MutableMapping):
                 if key in seen:
                     continue
                 seen.add(key)
+                e = self._entry_fields(e)
                 if e is not None and e[0] in segments:
                     yield key
 
@@ -558,15 +625,28 @@ class Store(MutableMapping):
             self._check_open()
             if self._readonly:
                 raise OSError(errno.EROFS, "store was opened with readonly=True", self._path)
-            if self._txn is not None:
+            txn = self._txn
+            if txn is not None:
+                if txn.pid != os.getpid():
+                    raise RuntimeError(
+                        "this store's batch was begun before fork() in the parent process; "
+                        "the child cannot write in it (open the store again in the child)"
+                    )
                 yield
                 return
             self._begin()
             try:
                 yield
             except BaseException:
-                self._abort()
+                if self._txn is not None:
+                    self._abort()
                 raise
+            txn = self._txn
+            if txn is None:
+                raise ValueError(f"store {self._path} was closed inside a batch; nothing of the batch was committed")
+            if txn.pid != os.getpid():
+                self._txn = None  # the parent's: neither committed nor unlocked here
+                raise RuntimeError("a batch begun before fork() cannot be committed in the child process")
             self._commit()
 
     def _begin(self) -> None:
@@ -592,17 +672,31 @@ class Store(MutableMapping):
         assert txn is not None, "called inside a write transaction only"
         return txn
 
-    def _abort(self) -> None:
+    def _abort(self, keep_files: bool = False) -> None:
+        """Forgets the transaction. ``keep_files``: the commit may have
+        reached the disk (its superblock write failed part-way), so the
+        files it names must stay; the next writer sweeps them if not."""
         txn, self._txn = self._current(), None
+        if txn.pid != os.getpid():
+            return  # a child of fork(): the transaction and the lock are the parent's
         try:
-            for seg in txn.touched:
+            new = txn.segments.keys() - self._snap.segments.keys()
+            for seg in txn.touched | new:
                 # Bytes appended in memory never reached a commit.
                 self._lineages.pop(seg, None)
-            for name in txn.new_files:
-                try:
-                    os.unlink(self._file(name))
-                except OSError:
-                    pass
+            for seg in new:
+                if seg in self._seg_fds:
+                    os.close(self._seg_fds.pop(seg))
+            if keep_files:
+                self._swept = False
+            else:
+                for name in txn.new_files:
+                    try:
+                        os.unlink(self._file(name))
+                    except OSError:
+                        pass
+            # New segment ids go back to the pool: labels and handles as committed.
+            self._set_snapshot(self._snap)
         finally:
             self._unlock()
 
@@ -645,7 +739,7 @@ class Store(MutableMapping):
     def _open_segment_of(self, txn: _Txn, label) -> int:
         for seg in reversed(self._labels.get(label, ())):
             info = txn.segments.get(seg)
-            if info is not None and info.open:
+            if info is not None and info.open and info.label == label:
                 if info.length < self._segment_size:
                     return seg
                 info.open = False  # full: sealed
@@ -881,9 +975,16 @@ class Store(MutableMapping):
                 "levels": levels,
                 "delta": delta,
             }
-            self._write_superblock(SUPER_NAMES[generation % 2], generation, bytes(_bale.compact(record)))
+            payload = bytes(_bale.compact(record))
         except BaseException:
             self._abort()
+            raise
+        try:
+            self._write_superblock(SUPER_NAMES[generation % 2], generation, payload)
+        except BaseException:
+            # Torn, or whole and only its sync failed or was interrupted:
+            # the commit may be on disk, and then so must be its files.
+            self._abort(keep_files=True)
             raise
         # Committed: what the new commit no longer names can go.
         self._txn = None
@@ -903,6 +1004,9 @@ class Store(MutableMapping):
             self._unlock()
 
     def _load_snapshot_after_commit(self, generation, txn, levels, delta) -> _Snapshot:
+        for seg in list(self._lineages):
+            if seg not in txn.segments:
+                del self._lineages[seg]  # dropped or emptied: its mappings go
         record = _bale.compact({"delta": delta})
         views = []
         old = dict(zip((lv[0] for lv in self._snap.levels), self._snap.index_views))

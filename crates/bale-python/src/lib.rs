@@ -114,15 +114,32 @@ fn load(py: Python<'_>, buffer: &Bound<'_, PyAny>, verify: bool) -> PyResult<Py<
     new_region(py, Region::adopt(py, Storage::exported(exported), verify)?)
 }
 
+/// Opens `path` for reading if it is a regular file. Without blocking: a
+/// FIFO would wait for a writer (in a retry loop no signal ends), and a
+/// device would map something else than a file's bytes.
+fn open_regular(path: &std::path::Path) -> PyResult<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| os_error(e, path))?;
+    let meta = file.metadata().map_err(|e| os_error(e, path))?;
+    if meta.is_dir() {
+        return Err(os_error(std::io::Error::from_raw_os_error(libc::EISDIR), path));
+    }
+    if !meta.is_file() {
+        return Err(FormatError::new_err(format!("{}: not a regular file", path.display())));
+    }
+    Ok(file)
+}
+
 /// Memory-maps the region file at `path` (read-only, shared, O(1)).
 #[pyfunction]
 #[pyo3(signature = (path, *, verify = false))]
 fn open(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Py<Region>> {
-    let file = std::fs::File::open(&path).map_err(|e| os_error(e, &path))?;
+    let file = open_regular(&path)?;
     let meta = file.metadata().map_err(|e| os_error(e, &path))?;
-    if meta.is_dir() {
-        return Err(os_error(std::io::Error::from_raw_os_error(21), &path));
-    }
     let len = meta.len();
     let storage = if len == 0 {
         Storage::owned(Vec::new())
@@ -145,7 +162,7 @@ fn open(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Py<Region>> {
 /// at `path` (read-only, shared) as a segment handle (`Region::segment`).
 #[pyfunction]
 fn _open_segment(py: Python<'_>, path: PathBuf, length: usize) -> PyResult<Py<Region>> {
-    let file = std::fs::File::open(&path).map_err(|e| os_error(e, &path))?;
+    let file = open_regular(&path)?;
     let size = file.metadata().map_err(|e| os_error(e, &path))?.len();
     if size < length as u64 {
         return Err(FormatError::new_err(format!(
