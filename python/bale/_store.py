@@ -797,6 +797,10 @@ class Store(MutableMapping):
         """Appends ``value`` to ``seg`` in memory; its bytes go to the file
         in runs of WRITE_RUN bytes, and at the commit."""
         h = self._lineage(seg)
+        if h._tail != h.nbytes:
+            # Its lineage was appended to past it (by an abandoned batch, or
+            # by hand through a stored value's region): continue from the file.
+            h = self._lineages[seg] = _bale._open_segment(self._file(_segment_name(seg)), h.nbytes)
         start = h.nbytes
         grown = h.append(value, share=share)
         txn.touched.add(seg)

@@ -505,6 +505,13 @@ impl Region {
         crate::new_region(py, grown)
     }
 
+    /// Store support: where the lineage's next append goes (past this
+    /// handle's end when another handle of the lineage was appended to).
+    #[getter]
+    fn _tail(&self) -> usize {
+        self.lineage.tail.lock().unwrap_or_else(|p| p.into_inner()).used
+    }
+
     /// Store support: `(nbytes, root slot, flags)`, what `_handle` takes
     /// to make this handle again.
     #[getter]
