@@ -16,9 +16,10 @@ The grid (every generator is seeded here, so every run makes the same data):
   (varied key sets), the tweet-like records of bench_core, binary trees
   built depth-first and level by level, wide lists of mixed scalars, deep
   lists (chains nested 50 and 500 deep);
-- sizes: flat records, nested records, the small-int tree and the flat int
-  list at the smallest and the largest size of the mode (10k and 1M items
-  in full mode; ``--max-items 3000000`` adds a 3M-item cell of each);
+- sizes: flat records, the small-int tree and the flat int list at the
+  smallest and the largest size of the mode (10k and 1M items in full
+  mode; ``--max-items 3000000`` adds a 3M-item cell of each), nested
+  records at 10k and a quarter of the largest (250k);
 - every file of ``../shared/data/json`` (json.load; ndjson one value a line).
 
 "Items" are the top-level elements: records, strings, list elements, tree
@@ -78,9 +79,9 @@ JSON_DIR = os.path.join(os.path.dirname(common.HERE), "..", "shared", "data", "j
 BASE = {"smoke": 2_000, "quick": 30_000, "full": 200_000}
 SWEEP = {"smoke": (1_000, 5_000), "quick": (10_000, 200_000), "full": (10_000, 1_000_000)}
 # Seconds of timing aimed at per measure: fast cells get more turns (at least the mode's minimum).
-BUDGET = {"smoke": 0.0, "quick": 0.15, "full": 0.5}
+BUDGET = {"smoke": 0.0, "quick": 0.15, "full": 0.3}
 MIN_TURNS = {"smoke": 1, "quick": 3, "full": 5}
-MAX_TURNS = {"smoke": 1, "quick": 15, "full": 30}
+MAX_TURNS = {"smoke": 1, "quick": 15, "full": 20}
 
 # --- generators ----------------------------------------------------------------------
 
@@ -323,7 +324,13 @@ def grid(mode: str, max_items: int | None) -> list[Shape]:
     for k in sizes:
         s += [
             Shape(f"size {k:,}: flat records", "sizes", "flat records", k, lambda k=k: flat_records(k), "records"),
-            Shape(f"size {k:,}: nested records", "sizes", "nested records", k, lambda k=k: nested_records(k)),
+        ]
+        if k <= small:
+            s.append(Shape(f"size {k:,}: nested records", "sizes", "nested records", k, lambda k=k: nested_records(k)))
+        elif k == large:  # a nested record holds ~30 values: a quarter of the items, as in the grid above
+            s.append(Shape(f"size {k // 4:,}: nested records", "sizes", "nested records", k // 4,
+                           lambda k=k: nested_records(k // 4)))
+        s += [
             Shape(f"size {k:,}: int<2^10 tree (level)", "sizes", "tree", k, lambda k=k: tree_level(k)),
             Shape(f"size {k:,}: int<2^40 flat list", "sizes", "other", k, lambda k=k: ints(k, "int<2^40")),
         ]
@@ -386,7 +393,13 @@ MEASURES = [  # key, heat-map label, target value, direction ("le": ratio <= tar
 
 
 def turns(mode: str, seconds: float) -> int:
-    """Turns for a measure whose one call takes ``seconds``: enough to fill the mode's budget, bounded."""
+    """Turns for a measure whose one call takes ``seconds``: enough to fill the mode's budget, bounded.
+
+    Calls of over 0.3 s (the largest cells) get 3 turns: their best is steady, and the default run must
+    stay within ~15 minutes.
+    """
+    if seconds > 0.3:
+        return min(3, MIN_TURNS[mode])
     want = int(BUDGET[mode] / max(seconds, 1e-6))
     return max(MIN_TURNS[mode], min(MAX_TURNS[mode], want))
 
@@ -396,6 +409,55 @@ def try_encode(f: Callable[[], bytes]) -> bytes | None:
         return f()
     except (TypeError, ValueError, OverflowError, RecursionError, msgspec.EncodeError, orjson.JSONEncodeError):
         return None
+
+
+def _rows(d) -> None:
+    for _rec in d:
+        pass
+
+
+def _rows_values(d) -> None:
+    for rec in d:
+        rec.values()
+
+
+def scan_phases(root, x, repeat: int) -> dict[str, float]:
+    """The records scan in steps, views and native taking turns: the rows alone, with ``values()``, all."""
+    fs = {}
+    for step, f in (("rows", _rows), ("rows + values()", _rows_values), ("every value", walk_records)):
+        fs[f"bale {step}"] = lambda f=f: f(root)
+        fs[f"native {step}"] = lambda f=f: f(x)
+    return common.best_interleaved(fs, repeat, keep_results=True)
+
+
+def fresh_strings(x: list[str]) -> list[str]:
+    """Equal strings in new objects: no UTF-8 form cached in them yet."""
+    return [(v + "\0")[:-1] for v in x]
+
+
+def fresh_turns(fns: dict[str, Callable[[list[str]], object]], x: list[str], repeat: int) -> dict[str, float]:
+    """As ``common.best_interleaved``, but each call encodes its own fresh copy of the strings ``x``.
+
+    ``pickle.dumps``, msgspec and orjson write str as UTF-8, and CPython
+    keeps the UTF-8 form of a non-ASCII str inside it once asked for it
+    (``PyUnicode_AsUTF8AndSize``): after the first turn they copy cached
+    bytes, a cost paid once per string object and not counted by the warm
+    turns. Here every call gets new objects (made outside the clock).
+    """
+    times = {name: float("inf") for name in fns}
+    names = list(fns)
+    for turn in range(repeat):
+        if turn:
+            random.Random(turn).shuffle(names)
+        for name in names:
+            y = fresh_strings(x)
+            gc.collect()
+            t0 = time.perf_counter()
+            result = fns[name](y)
+            elapsed = time.perf_counter() - t0
+            del result, y
+            times[name] = min(times[name], elapsed)
+    return times
 
 
 def measure(shape: Shape, x, mode: str) -> dict:
@@ -443,6 +505,15 @@ def measure(shape: Shape, x, mode: str) -> dict:
         cell["verify_s"] = t_verify
         cell["scan"] = common.best_interleaved({"bale": lambda: walk(root), "native": lambda: walk(x)}, k,
                                                keep_results=True)
+        if shape.walk == "records":
+            cell["scan_phases"] = scan_phases(root, x, min(k, 3))
+        if shape.group == "strings":
+            fns = {"bale": bale.compact, "pickle": lambda y: pickle.dumps(y, protocol=5)}
+            if mp is not None:
+                fns["msgspec"] = encoder.encode
+            if oj is not None:
+                fns["orjson"] = orjson.dumps
+            cell["compact_fresh"] = fresh_turns(fns, x, k)
     finally:
         gc.unfreeze()
     st = region_stats(region)
@@ -492,6 +563,9 @@ TARGETS = [  # key, what, goal text
     ("verify", "Region.verify() throughput", ">= 2 GB/s"),
     ("scan", "full scan through views vs native (flat and nested records)", "<= 1.2x native"),
 ]
+
+
+OPEN_ROWS = 12  # rows of each target's table shown open; the rest (still sorted) in a <details> block
 
 
 def fmt_value(key: str, v: float | None) -> str:
@@ -549,6 +623,9 @@ def heatmap(plots_dir: str, cells: list[dict]) -> str:
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels(rows, fontsize=7)
     cb = fig.colorbar(im, ax=ax, fraction=0.03, pad=0.02)
+    cb.set_ticks([0.25, 0.5, 1, 2, 4])
+    cb.set_ticklabels(["<= 0.25", "0.5", "1", "2", ">= 4"])
+    cb.minorticks_off()
     cb.set_label("ratio / target (> 1: target missed; verify: 2 GB/s / rate)", fontsize=8)
     ax.set_title("Shape sweep: each cell's figure, coloured by figure / target; (x): no target, against 1.0",
                  fontsize=9)
@@ -598,11 +675,13 @@ def run(mode: str, plots_dir: str, args) -> common.Section:
         "the collector off inside itself (it always does, `gc_pause.rs`). Verify is `region.verify()` "
         "(structure and checksum), best of 3 (or `per_call` under 20 ms), as `nbytes / time`. Items are "
         f"top-level elements; most cells have {BASE[mode]:,}, nested records {max(1_000, BASE[mode] // 4):,}, "
-        f"1 KiB strings {max(100, BASE[mode] // 20):,}; the size sweep runs flat records, nested records, the "
-        f"small-int tree and a flat int list at {SWEEP[mode][0]:,} and {SWEEP[mode][1]:,} items"
+        f"1 KiB strings {max(100, BASE[mode] // 20):,}; the size sweep runs flat records, the small-int tree "
+        f"and a flat int list at {SWEEP[mode][0]:,} and {SWEEP[mode][1]:,} items"
         + (f" and {args.max_items:,}" if args.max_items and args.max_items > SWEEP[mode][1] else "")
-        + ". n/a: the baseline refuses the data (msgspec and orjson: ints beyond 64 bits; orjson: "
-        "nesting deeper than 254).",
+        + f", nested records at {SWEEP[mode][0]:,} and {SWEEP[mode][1] // 4:,} (3M items is `--max-items "
+        "3000000`, not part of the default run, which is kept to ~15 minutes). Calls of over 0.3 s get 3 turns. "
+        "n/a: the baseline refuses the data (msgspec and orjson: ints beyond 64 bits; orjson: nesting deeper "
+        "than 254).",
         "",
         common.plot_line(plot, "shape sweep heat map: figure / target per cell and measure"),
         "",
@@ -630,6 +709,7 @@ def run(mode: str, plots_dir: str, args) -> common.Section:
             lines.append(f"{len(applies) - len(missed)} of {len(applies)} cells meet it; worst: "
                          f"**{worst['name']}** ({worst['items']:,} items), {fmt_value(key, w[3])}. "
                          f"Its region holds: {anatomy(worst)}.")
+            lines.append("")
             targets.append(common.Target(
                 f"sweep worst cell, {what}: {worst['name']}", goal, fmt_value(key, w[3]), "", "",
                 w[0] <= 1, source))
@@ -638,8 +718,47 @@ def run(mode: str, plots_dir: str, args) -> common.Section:
             rows.append((c["name"], c["kind"], f"{c['items']:,}", fmt_value(key, v),
                          "-" if target is None else (fmt_value(key, target) if key == "verify" else f"{target:g}x"),
                          "-" if not has_target else ("met" if bad <= 1 else "**NOT MET**")))
-        lines += common.table(["cell", "kind", "items", "figure", "target", "verdict"],
-                              ["l", "l", "r", "r", "r", "l"], rows)
+        head = (["cell", "kind", "items", "figure", "target", "verdict"], ["l", "l", "r", "r", "r", "l"])
+        lines += common.table(*head, rows[:OPEN_ROWS])
+        if len(rows) > OPEN_ROWS:
+            lines += ["", f"<details><summary>the other {len(rows) - OPEN_ROWS} cells, worst first</summary>", "",
+                      *common.table(*head, rows[OPEN_ROWS:]), "", "</details>"]
+    phased = [c for c in cells if "scan_phases" in c and target_of("scan", c["kind"]) is not None]
+    if phased:
+        worst = max(phased, key=lambda c: c["ratios"]["scan"])
+        ph, n_rec = worst["scan_phases"], worst["items"]
+        lines += ["", f"Where the time of the worst records scan goes (**{worst['name']}**, {n_rec:,} records, "
+                  "views and native taking turns; per record, each step includes the one before):", ""]
+        rows = []
+        code = {"rows": "for rec in d: pass", "rows + values()": "for rec in d: rec.values()",
+                "every value": "for rec in d: for v in rec.values(): n += 1"}
+        for step, text in code.items():
+            b, nat = ph[f"bale {step}"], ph[f"native {step}"]
+            rows.append((f"`{text}`", f"{b / n_rec * 1e9:.0f} ns", f"{nat / n_rec * 1e9:.0f} ns",
+                         common.fmt_ratio(b / nat)))
+        lines += common.table(["step", "views, per record", "native, per record", "views / native"],
+                              ["l", "r", "r", "r"], rows)
+    fresh = [c for c in cells if "compact_fresh" in c]
+    if fresh:
+        lines += ["", "### Strings: compaction of fresh string objects", "",
+                  "pickle, msgspec and orjson write a str as UTF-8, and CPython keeps the UTF-8 form inside a "
+                  "non-ASCII str once it has been asked for (`PyUnicode_AsUTF8AndSize`; the object grows by that "
+                  "copy). In the turns above every call after the first encodes the same objects, so the "
+                  "baselines copy cached bytes. Here each call encodes its own new, equal string objects (copied "
+                  "outside the clock), as a first serialization of new data would; ASCII strings have no "
+                  "separate UTF-8 form, so only the non-ASCII rows should move. For information: the targets "
+                  "above use the warm figures, the harder ones for bale.", ""]
+        rows = []
+        for c in fresh:
+            f, w = c["compact_fresh"], c["compact"]
+            rows.append((c["name"], f"{c['items']:,}", common.fmt_time(f["bale"]), common.fmt_time(f["pickle"]),
+                         common.fmt_time(w["pickle"]), common.fmt_ratio(f["bale"] / f["pickle"]),
+                         common.fmt_ratio(w["bale"] / w["pickle"]),
+                         common.fmt_ratio(f["bale"] / f["msgspec"]) if "msgspec" in f else "n/a",
+                         common.fmt_ratio(w["bale"] / w["msgspec"]) if "msgspec" in w else "n/a"))
+        lines += common.table(["cell", "items", "compact (fresh)", "pickle.dumps (fresh)", "pickle.dumps (warm)",
+                               "/ pickle fresh", "/ pickle warm", "/ msgspec fresh", "/ msgspec warm"],
+                              ["l"] + ["r"] * 8, rows)
     lines += ["", "### Every cell", "",
               "Times are the best turn; bytes are `nbytes`, pickle protocol 5, msgspec MessagePack.", ""]
     rows = []
