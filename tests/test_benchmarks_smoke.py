@@ -42,6 +42,7 @@ SECTIONS = {
     "cli": "Command line and native paths",
     "typed": "Typed values and records",
     **({"ray": "Ray object store"} if HAS_RAY else {}),
+    "sweep": "Shape sweep",
 }
 
 pytest.importorskip("matplotlib")
