@@ -640,14 +640,7 @@ impl<'py> Compactor<'py> {
 
     /// Minimal two's-complement bytes of an int outside i64 (a rare path).
     fn big_int_bytes(&self, obj: *mut PyObject) -> PyResult<Vec<u8>> {
-        let o = unsafe { Bound::from_borrowed_ptr(self.py, obj) };
-        let bits: usize = o.call_method0("bit_length")?.extract()?;
-        let kwargs = PyDict::new(self.py);
-        kwargs.set_item("signed", true)?;
-        let b: Vec<u8> = o.call_method("to_bytes", (bits / 8 + 1, "little"), Some(&kwargs))?.extract()?;
-        let mut b = b;
-        minimize_twos_complement(&mut b);
-        Ok(b)
+        unsafe { crate::ints::big_int_bytes(self.py, obj) }
     }
 
     /// Slot and key hash of an exact int.
@@ -682,7 +675,12 @@ impl<'py> Compactor<'py> {
             return Ok(Some(self.str_slot(obj)));
         }
         if tp == addr_of_mut!(ffi::PyLong_Type) {
-            return Ok(Some(self.int_slot(obj)?.0));
+            if let Some(v) = int_value(obj) {
+                return Ok(Some(self.builder.int(v)));
+            }
+            // No key hash: a value, not a key.
+            let b = self.big_int_bytes(obj)?;
+            return Ok(Some(self.builder.int_bytes(&b)));
         }
         if tp == addr_of_mut!(ffi::PyDict_Type) {
             self.enter_dict(obj)?;

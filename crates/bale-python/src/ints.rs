@@ -42,3 +42,44 @@ pub unsafe fn int_value(obj: *mut PyObject) -> Option<i64> {
     let v = ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow);
     (overflow == 0).then_some(v)
 }
+
+/// An exact int's minimal two's complement bytes, little-endian (for ints
+/// outside i64: BIGINT objects and key hashes), through the C API rather
+/// than `int.to_bytes` (two method calls and a dict of keywords per int).
+pub unsafe fn big_int_bytes(py: pyo3::Python<'_>, obj: *mut PyObject) -> pyo3::PyResult<Vec<u8>> {
+    #[cfg(Py_3_13)]
+    let mut b = {
+        let mut b = vec![0u8; 32];
+        let flags = ffi::Py_ASNATIVEBYTES_LITTLE_ENDIAN;
+        let n = ffi::PyLong_AsNativeBytes(obj, b.as_mut_ptr().cast(), b.len() as ffi::Py_ssize_t, flags);
+        if n < 0 {
+            return Err(pyo3::PyErr::fetch(py));
+        }
+        if n as usize > b.len() {
+            b.resize(n as usize, 0);
+            if ffi::PyLong_AsNativeBytes(obj, b.as_mut_ptr().cast(), n, flags) < 0 {
+                return Err(pyo3::PyErr::fetch(py));
+            }
+        }
+        // A shorter value is sign-extended to the whole buffer.
+        b
+    };
+    #[cfg(not(Py_3_13))]
+    let mut b = {
+        extern "C" {
+            // Public (PyAPI_FUNC) in 3.10-3.12's cpython/longobject.h; pyo3-ffi skips it.
+            fn _PyLong_NumBits(v: *mut PyObject) -> usize;
+        }
+        let bits = _PyLong_NumBits(obj);
+        if bits == usize::MAX {
+            return Err(pyo3::PyErr::fetch(py));
+        }
+        let mut b = vec![0u8; bits / 8 + 1];
+        if ffi::_PyLong_AsByteArray(obj as *mut ffi::PyLongObject, b.as_mut_ptr(), b.len(), 1, 1) < 0 {
+            return Err(pyo3::PyErr::fetch(py));
+        }
+        b
+    };
+    bale_core::hash::minimize_twos_complement(&mut b);
+    Ok(b)
+}
