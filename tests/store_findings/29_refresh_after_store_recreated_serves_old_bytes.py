@@ -7,7 +7,12 @@ reader keeps reading the *old* store's segment under the new store's index:
 new entries decode against old bytes -- silent wrong values (or
 FormatErrors). Identify files (st_dev/st_ino, or a store id in the commit
 record) before reusing a mapping.
-Exits 0 when the reader, after refresh(), reads the new store's values."""
+A writer that lives across the wipe is worse: its next put reloads the
+snapshot, reuses its old lineage for segment 1 as the handle to append to,
+and pwrites past the old length into the *new* file, leaving a hole: the
+new store fails verify() ("span ... does not follow").
+Exits 0 when the reader, after refresh(), reads the new store's values and
+the surviving writer leaves a store that verifies."""
 import os, shutil, sys, tempfile
 import bale
 
@@ -30,4 +35,21 @@ except bale.FormatError as e:
 print(f"generation {r.generation}; reader reads k = {got[:12]!r}...")
 fresh = bale.Store(d, readonly=True)["k"]
 print(f"a fresh reader reads k = {fresh[:12]!r}...")
-sys.exit(0 if got == fresh else 1)
+reader_ok = got == fresh
+
+d2 = os.path.join(tempfile.mkdtemp(), "s")
+w = bale.Store(d2)
+w["k"] = "old-" + "o" * 200
+w["pad"] = "p" * 5000
+shutil.rmtree(d2)
+with bale.Store(d2) as s:
+    s["k"] = "new-" + "n" * 200
+w["after"] = {"x": 1}                    # the writer that outlived the wipe
+w.close()
+try:
+    bale.Store(d2, readonly=True).verify()
+    writer_ok = True
+except bale.FormatError as e:
+    print("BUG: the surviving writer damaged the new store:", e)
+    writer_ok = False
+sys.exit(0 if reader_ok and writer_ok else 1)
