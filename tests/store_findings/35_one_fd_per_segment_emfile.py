@@ -4,7 +4,10 @@ descriptor per live segment. A store with more segments than the
 descriptor limit (default soft limit 1024: e.g. 1100 labels, or a 70 GB
 store of 64 MiB segments) cannot be opened at all: OSError EMFILE "Too many
 open files". A mapping does not need its descriptor once made: close it
-after mmap (keep st_dev/st_ino if identity is needed).
+after mmap (keep st_dev/st_ino if identity is needed). A writer is worse:
+two per segment it wrote (the write fd in _seg_fds is never closed when
+the segment is sealed, plus the lineage's mapping): 300 fds for 150 sealed
+4 KiB segments.
 Exits 0 when a store with 1100 segments opens under RLIMIT_NOFILE 1024."""
 import os, resource, subprocess, sys, tempfile
 import bale
