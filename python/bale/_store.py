@@ -12,6 +12,7 @@ specification of the layout and the commit protocol; this module follows it.
 
 from __future__ import annotations
 
+import contextvars
 import errno
 import fcntl
 import os
@@ -31,7 +32,6 @@ VERSION = 1
 # magic, version, reserved, generation, payload length, checksum (docs/STORE.md).
 SUPER_HEADER = struct.Struct("<8sIIQQQ")
 SUPER_NAMES = ("SUPER.0", "SUPER.1")
-LOCK_NAME = "LOCK"
 # A span record of a segment's .sums file: start, end, XXH3-64 of the bytes.
 SPAN = struct.Struct("<QQQ")
 EMPTY_REGION = bytes(_bale.compact(None))
@@ -50,6 +50,17 @@ MERGE_RATIO = 4
 SNAPSHOT_TRIES = 50
 
 _MISSING = object()
+# The longest key, in bytes (str keys: code units times their width).
+MAX_KEY = 64 << 10
+# Index entries kept in the commit record hold at most about this many
+# bytes of keys; more go to an index file (as more than DELTA_LIMIT do).
+DELTA_KEY_BYTES = 256 << 10
+# The batch of the running thread or task: a batch belongs to the code
+# that opened it, not to every task of its thread.
+_BATCH: contextvars.ContextVar = contextvars.ContextVar("bale_store_batch", default=None)
+# The writers' locks this process holds: (st_dev, st_ino) of the store's
+# directory -> the thread holding it.
+_HELD_LOCKS: dict[tuple[int, int], int] = {}
 # The largest commit record read (a segment table of millions of rows).
 MAX_RECORD = 1 << 30
 # Every count, length and id in a commit record is below this.
@@ -90,6 +101,10 @@ def _index_name(file_id: int) -> str:
 def _check_key(key: object) -> None:
     if type(key) is not str and type(key) is not bytes:
         raise TypeError(f"store keys are str or bytes, not {type(key).__name__}")
+    if len(key) > MAX_KEY // 4:
+        size = len(key) if type(key) is bytes else len(key.encode("utf-8", "surrogatepass"))
+        if size > MAX_KEY:
+            raise ValueError(f"store keys are at most {MAX_KEY} bytes (in UTF-8); this one has {size}")
 
 
 def _check_label(label: object) -> None:
@@ -121,9 +136,10 @@ class _Snapshot:
     """One commit as read from a superblock: tables thawed (they are
     O(segments)), the delta and index files read in place."""
 
-    __slots__ = ("generation", "next_file", "count", "segments", "levels", "delta", "index_views", "record")
+    __slots__ = ("store", "generation", "next_file", "count", "segments", "levels", "delta", "index_views", "record")
 
-    def __init__(self, generation, next_file, count, segments, levels, delta, index_views, record):
+    def __init__(self, store, generation, next_file, count, segments, levels, delta, index_views, record):
+        self.store = store  # a random id, made with the store
         self.generation = generation
         self.next_file = next_file
         self.count = count
@@ -220,6 +236,7 @@ def _parse_record(where: str, payload: bytes) -> tuple:
         raise _format_error(where, f"commit record is not a valid region: {e}") from None
     rec = region.root
     try:
+        store = rec["store"]
         generation = rec["generation"]
         next_file = rec["next_file"]
         count = rec["count"]
@@ -228,7 +245,7 @@ def _parse_record(where: str, payload: bytes) -> tuple:
         delta = rec["delta"]
     except (KeyError, TypeError) as e:
         raise _format_error(where, f"commit record lacks a field: {e}") from None
-    ints = (generation, next_file, count)
+    ints = (store, generation, next_file, count)
     if not all(type(x) is int and 0 <= x < MAX_FIELD for x in ints):
         raise _format_error(where, f"commit record's generation, next_file and count must be ints in [0, 2^62): {ints}")
     if not isinstance(delta, _bale.DictView):
@@ -259,7 +276,7 @@ def _parse_record(where: str, payload: bytes) -> tuple:
         raise _format_error(where, f"commit record's index levels {levels!r} are malformed")
     if sum(s.live for s in segments.values()) != count:
         raise _format_error(where, f"commit record's count {count} is not the sum of its segments' live values")
-    return generation, next_file, count, segments, levels, delta, region
+    return store, generation, next_file, count, segments, levels, delta, region
 
 
 class Store(MutableMapping):
@@ -287,6 +304,10 @@ class Store(MutableMapping):
         self._delta_dict: dict | None = None  # a writer's thawed copy of the delta
         self._labels: dict[Any, list[int]] = {}
         self._swept = False
+        # What the store is doing that must not be re-entered (a callback of
+        # a value being put, or of verify's progress, writing to the store).
+        self._busy: str | None = None
+        self._lock_key: tuple[int, int] | None = None
         if readonly:
             if not os.path.isdir(self._path):
                 if os.path.exists(self._path):
@@ -319,7 +340,17 @@ class Store(MutableMapping):
                     # Never overwrite a damaged store with an empty one.
                     self._load_snapshot()  # raises FormatError naming both slots
                 # No commit was ever made here (or a creation was cut short).
-                record = {"generation": 1, "next_file": 1, "count": 0, "segments": {}, "levels": (), "delta": {}}
+                data = self._data_files()
+                if data:
+                    raise _format_error(
+                        self._path,
+                        f"has {len(data)} segment or index files but no superblock: not made into a new store "
+                        "(restore SUPER.0/SUPER.1, or remove the directory)",
+                    )
+                record = {
+                    "store": int.from_bytes(os.urandom(8), "little") % MAX_FIELD,
+                    "generation": 1, "next_file": 1, "count": 0, "segments": {}, "levels": (), "delta": {},
+                }
                 # Both superblock files exist from the start, so that no
                 # commit needs the directory synced to be durable; the first
                 # appears complete or not at all.
@@ -332,11 +363,12 @@ class Store(MutableMapping):
             self._unlock()
 
     def _open_lock(self) -> None:
-        path = self._file(LOCK_NAME)
+        """Writers lock the store's directory itself (flock): unlike a lock
+        file, it cannot be removed and made again while a writer holds it."""
         try:
-            self._lock_fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            self._lock_fd = os.open(self._path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError as e:
-            raise OSError(e.errno, f"cannot open the store's lock file: {e.strerror}", path) from None
+            raise OSError(e.errno, f"cannot open the store's directory to lock it: {e.strerror}", self._path) from None
         self._pid = os.getpid()
 
     def _lock(self) -> None:
@@ -347,23 +379,59 @@ class Store(MutableMapping):
             self._open_lock()
             self._lineages.clear()
             self._close_seg_fds()
-        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        me = threading.get_ident()
+        while True:
+            st = os.fstat(self._lock_fd)
+            key = (st.st_dev, st.st_ino)
+            if _HELD_LOCKS.get(key) == me:
+                # flock would wait for ever on a lock this very thread holds.
+                raise RuntimeError(
+                    f"this thread already holds the writers' lock of {self._path} through another "
+                    "bale.Store object (a batch is open there): write through that one"
+                )
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            try:
+                now = os.stat(self._path)
+            except FileNotFoundError:
+                now = None
+            if now is not None and (now.st_dev, now.st_ino) == key:
+                break
+            # The directory was replaced while we waited: a writer that
+            # opens the path now would not wait for us. Lock what is there.
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._open_lock()
+        _HELD_LOCKS[key] = me
+        self._lock_key = key
 
     def _unlock(self) -> None:
+        if self._lock_key is not None:
+            _HELD_LOCKS.pop(self._lock_key, None)
+            self._lock_key = None
         fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
 
     def _newest_superblock(self) -> tuple[str, int, bytes]:
         reasons = []
         best = None
-        for name in SUPER_NAMES:
+        for slot, name in enumerate(SUPER_NAMES):
             got = _read_superblock(self._file(name))
             if isinstance(got, str):
                 reasons.append(f"{name}: {got}")
+            elif got[0] % 2 != slot:
+                # Commit g is written to SUPER.{g mod 2}: elsewhere, the next
+                # commit would overwrite the newest one in place.
+                reasons.append(f"{name}: holds generation {got[0]}, which belongs in SUPER.{got[0] % 2}")
             elif best is None or got[0] > best[1]:
                 best = (name, got[0], got[1])
         if best is None:
+            if all(r.endswith((": missing", ": 0 bytes, shorter than the 40-byte header")) for r in reasons):
+                if not self._data_files():
+                    raise FileNotFoundError(errno.ENOENT, "no bale store here yet: no commit has been made", self._path)
             raise _format_error(self._path, "no valid superblock (" + "; ".join(reasons) + ")")
         return best
+
+    def _data_files(self) -> list[str]:
+        return [n for n in os.listdir(self._path) if n.startswith(("seg-", "idx-"))]
 
     def _load_snapshot(self) -> _Snapshot:
         """Reads the newest commit and opens every file it names. A writer
@@ -371,9 +439,14 @@ class Store(MutableMapping):
         for attempt in range(SNAPSHOT_TRIES):
             name, generation, payload = self._newest_superblock()
             where = self._file(name)
-            gen, next_file, count, segments, levels, delta, record = _parse_record(where, payload)
+            store, gen, next_file, count, segments, levels, delta, record = _parse_record(where, payload)
             if gen != generation:
                 raise _format_error(where, f"header generation {generation} differs from the record's {gen}")
+            if getattr(self, "_snap", None) is not None and self._snap.store != store:
+                # Another store now lives at this path: nothing mapped is its.
+                self._maps, self._in_memory = {}, set()
+                self._lineages.clear()
+                self._close_seg_fds()
             try:
                 views = []
                 for file_id, entries in levels:
@@ -389,7 +462,8 @@ class Store(MutableMapping):
                     if old is not None and old.nbytes >= info.length:
                         maps[seg] = old
                     else:
-                        maps[seg] = _bale._open_segment(self._file(_segment_name(seg)), info.length)
+                        path = self._file(_segment_name(seg))
+                        maps[seg] = _bale._open_segment(path, info.length, not self._readonly and info.open)
             except FileNotFoundError as e:
                 if attempt + 1 < SNAPSHOT_TRIES and self._newest_superblock()[1] != generation:
                     continue  # a newer commit removed it: read that one
@@ -397,7 +471,7 @@ class Store(MutableMapping):
                 raise _format_error(e.filename, f"{kind} file named by the commit is missing") from None
             self._maps = maps
             self._in_memory &= maps.keys()
-            return _Snapshot(gen, next_file, count, segments, levels, delta, tuple(views), record)
+            return _Snapshot(store, gen, next_file, count, segments, levels, delta, tuple(views), record)
         raise AssertionError("unreachable")
 
     def _set_snapshot(self, snap: _Snapshot) -> None:
@@ -444,9 +518,9 @@ class Store(MutableMapping):
             raise ValueError(f"store {self._path} is closed")
 
     def _my_txn(self) -> _Txn | None:
-        """The transaction of this thread's batch, if it has one."""
+        """The transaction of the running thread's (or task's) batch, if any."""
         txn = self._txn
-        if txn is not None and txn.owner == threading.get_ident() and txn.pid == os.getpid():
+        if txn is not None and _BATCH.get() is txn and txn.pid == os.getpid():
             return txn
         return None
 
@@ -485,6 +559,25 @@ class Store(MutableMapping):
                 return self._entry_fields(e)
         return _MISSING
 
+    def _where(self, key) -> str:
+        """The file a read of ``key`` went wrong in, for its error: the
+        segment its entry names, or the index level holding a bad entry."""
+        snap = self._snap
+        names = [SUPER_NAMES[snap.generation % 2]] + [_index_name(f) for f, _ in snap.levels]
+        for name, view in zip(names, (snap.delta, *snap.index_views)):
+            try:
+                e = view.get(key, _MISSING)
+            except FormatError:
+                return self._file(name)
+            if e is _MISSING:
+                continue
+            try:
+                fields = self._entry_fields(e)
+            except FormatError:
+                return self._file(name)
+            return self._file(_segment_name(fields[0])) if fields is not None else self._file(name)
+        return self._path
+
     def _segments(self) -> dict[int, _Segment]:
         txn = self._my_txn()
         return txn.segments if txn is not None else self._snap.segments
@@ -511,7 +604,10 @@ class Store(MutableMapping):
     def __getitem__(self, key):
         if not self._closed and self._my_txn() is None:
             sources, handles = self._fast
-            value = _bale._store_get(key, sources, handles, _MISSING)
+            try:
+                value = _bale._store_get(key, sources, handles, _MISSING)
+            except FormatError as e:
+                raise _format_error(self._where(key), f"value of key {key!r}: {e}") from None
             if value is not _MISSING:
                 return value
             _check_key(key)
@@ -526,7 +622,10 @@ class Store(MutableMapping):
     def get(self, key, default=None):
         if not self._closed and self._my_txn() is None:
             sources, handles = self._fast
-            value = _bale._store_get(key, sources, handles, _MISSING)
+            try:
+                value = _bale._store_get(key, sources, handles, _MISSING)
+            except FormatError as e:
+                raise _format_error(self._where(key), f"value of key {key!r}: {e}") from None
             if value is not _MISSING:
                 return value
             _check_key(key)
@@ -550,7 +649,10 @@ class Store(MutableMapping):
     def __contains__(self, key) -> bool:
         if not self._closed and self._my_txn() is None:
             sources, handles = self._fast
-            return _bale._store_get(key, sources, handles, _MISSING) is not _MISSING
+            try:
+                return _bale._store_get(key, sources, handles, _MISSING) is not _MISSING
+            except FormatError as e:
+                raise _format_error(self._where(key), f"value of key {key!r}: {e}") from None
         self._check_open()
         return self._live_entry(key) is not None
 
@@ -625,6 +727,8 @@ class Store(MutableMapping):
             self._check_open()
             if self._readonly:
                 raise OSError(errno.EROFS, "store was opened with readonly=True", self._path)
+            if self._busy:
+                raise RuntimeError(f"store {self._path} was written to from inside its own {self._busy} (a callback?)")
             txn = self._txn
             if txn is not None:
                 if txn.pid != os.getpid():
@@ -632,15 +736,26 @@ class Store(MutableMapping):
                         "this store's batch was begun before fork() in the parent process; "
                         "the child cannot write in it (open the store again in the child)"
                     )
+                if _BATCH.get() is not txn:
+                    raise RuntimeError(
+                        "another task of this thread has a batch open on this store; "
+                        "write inside that batch, or after it ends"
+                    )
                 yield
                 return
             self._begin()
+            token = _BATCH.set(self._txn)
             try:
                 yield
             except BaseException:
                 if self._txn is not None:
                     self._abort()
                 raise
+            finally:
+                try:
+                    _BATCH.reset(token)
+                except ValueError:
+                    pass  # left in another context than it was entered in
             txn = self._txn
             if txn is None:
                 raise ValueError(f"store {self._path} was closed inside a batch; nothing of the batch was committed")
@@ -775,7 +890,7 @@ class Store(MutableMapping):
         _check_key(key)
         _check_label(label)
         txn = self._my_txn()
-        if txn is not None and not self._closed:
+        if txn is not None and not self._closed and not self._busy:
             self._put(txn, key, value, label, share)  # inside this thread's batch
             return
         with self._write():
@@ -783,7 +898,11 @@ class Store(MutableMapping):
 
     def _put(self, txn: _Txn, key, value, label, share: bool) -> None:
         seg = self._open_segment_of(txn, label)
-        grown = self._append(txn, seg, value, share)
+        self._busy = "put() of another value"
+        try:
+            grown = self._append(txn, seg, value, share)
+        finally:
+            self._busy = None
         end, root, flags = grown._layout
         self._unlink_value(txn, key)
         info = txn.segments[seg]
@@ -886,8 +1005,17 @@ class Store(MutableMapping):
 
     def _delta(self) -> dict:
         if self._delta_dict is None:
-            self._delta_dict = _bale.thaw(self._snap.delta) if len(self._snap.delta) else {}
+            self._delta_dict = self._checked_level(self._snap.delta, "the commit record's delta")
         return self._delta_dict
+
+    def _checked_level(self, view, what: str) -> dict:
+        """An index level as a dict, its keys and entries checked."""
+        level = _bale.thaw(view) if len(view) else {}
+        for key, e in level.items():
+            if type(key) is not str and type(key) is not bytes:
+                raise _format_error(self._path, f"{what} has a key that is not str or bytes: {key!r}")
+            self._entry_fields(e)
+        return level
 
     def _merge_levels(self, txn: _Txn, run: dict, full: bool) -> tuple[tuple, list, list]:
         """Moves ``run`` (newer than every level) into index files: merged
@@ -899,7 +1027,7 @@ class Store(MutableMapping):
         replaced = []
         while levels and (full or levels[0][1] <= MERGE_RATIO * max(len(run), 1)):
             file_id, _ = levels.pop(0)
-            older = _bale.thaw(views.pop(0))
+            older = self._checked_level(views.pop(0), _index_name(file_id))
             older.update(run)
             run = older
             replaced.append(_index_name(file_id))
@@ -965,13 +1093,14 @@ class Store(MutableMapping):
             delta = dict(self._delta())
             delta.update(txn.pending)
             levels, replaced = self._snap.levels, []  # type: tuple, list[str]
-            if full_merge or len(delta) > DELTA_LIMIT:
+            if full_merge or len(delta) > DELTA_LIMIT or sum(map(len, delta)) > DELTA_KEY_BYTES:  # keys checked
                 levels, _written, replaced = self._merge_levels(txn, delta, full_merge)
                 delta = {}
             if txn.new_files:
                 _fsync_dir(self._path)
             generation = self._snap.generation + 1
             record = {
+                "store": self._snap.store,
                 "generation": generation,
                 "next_file": txn.next_file,
                 "count": txn.count,
@@ -1011,6 +1140,9 @@ class Store(MutableMapping):
         for seg in list(self._lineages):
             if seg not in txn.segments:
                 del self._lineages[seg]  # dropped or emptied: its mappings go
+        for seg in list(self._seg_fds):
+            if seg not in txn.segments or not txn.segments[seg].open:
+                os.close(self._seg_fds.pop(seg))  # written no more
         record = _bale.compact({"delta": delta})
         views = []
         old = dict(zip((lv[0] for lv in self._snap.levels), self._snap.index_views))
@@ -1028,7 +1160,7 @@ class Store(MutableMapping):
                 # worth per label, not everything it wrote).
                 self._lineages.pop(seg, None)
                 if m is None or m.nbytes < info.length or seg in self._in_memory:
-                    m = _bale._open_segment(self._file(_segment_name(seg)), info.length)
+                    m = _bale._open_segment(self._file(_segment_name(seg)), info.length, False)
                     self._in_memory.discard(seg)
             elif m is None or m.nbytes < info.length:
                 lineage = self._lineages.get(seg)
@@ -1040,7 +1172,9 @@ class Store(MutableMapping):
             maps[seg] = m
         self._in_memory &= maps.keys()
         self._maps = maps
-        return _Snapshot(generation, txn.next_file, txn.count, txn.segments, levels, record.root["delta"], tuple(views), record)
+        return _Snapshot(
+            self._snap.store, generation, txn.next_file, txn.count, txn.segments, levels, record.root["delta"], tuple(views), record
+        )
 
     # ----------------------------------------------------------------- reclaim
 
@@ -1065,7 +1199,14 @@ class Store(MutableMapping):
         return freed
 
     def _disk_usage(self) -> int:
-        return sum(e.stat().st_blocks * 512 for e in os.scandir(self._path) if e.is_file())
+        total = 0
+        for e in os.scandir(self._path):
+            try:
+                if e.is_file():
+                    total += e.stat().st_blocks * 512
+            except FileNotFoundError:
+                pass  # removed meanwhile by a writer in another process
+        return total
 
     def reclaim(self) -> int:
         """Returns the disk space of dead data: rewrites segments in which at
@@ -1129,52 +1270,75 @@ class Store(MutableMapping):
     # ----------------------------------------------------------------- checks
 
     def verify(self, progress=None) -> dict:
-        """Checks the whole store: both superblocks, every segment's bytes
-        against its span checksums, every index file, and every live value
-        read in full. Raises FormatError naming the file and what is wrong;
-        returns counts. ``progress(done, total)`` is called per segment."""
+        """Checks the whole store: the newest commit, every segment's bytes
+        (on disk) against its span checksums, every index file, every live
+        value read in full, and each segment's count of live values. Raises
+        FormatError naming the file and what is wrong; returns counts.
+        ``progress(done, total)`` is called per segment. A reader whose
+        commit a writer has since replaced (and whose files it removed)
+        moves to the newest commit and checks that."""
         with self._mutex:
             self._check_open()
-            snap = self._snap
-            checked_bytes = 0
-            total = len(snap.segments)
-            for i, (seg, info) in enumerate(sorted(snap.segments.items())):
-                path = self._file(_segment_name(seg))
-                sums_path = self._file(_sums_name(seg))
+            for attempt in range(SNAPSHOT_TRIES):
                 try:
-                    with open(sums_path, "rb") as f:
-                        sums = f.read(info.sums)
-                except FileNotFoundError:
-                    raise _format_error(sums_path, "span checksums file is missing") from None
-                if len(sums) != info.sums:
-                    raise _format_error(sums_path, f"has {len(sums)} bytes; the commit says {info.sums}")
-                # The file as it is on disk, not this writer's memory of it.
-                handle = _bale._open_segment(path, info.length)
-                at = 64
-                for start, end, checksum in SPAN.iter_unpack(sums):
-                    if start != at or end > info.length or end < start:
-                        raise _format_error(sums_path, f"span {start}..{end} does not follow {at} within {info.length} bytes")
-                    if _bale._xxh3(handle._span(start, end)) != checksum:
-                        raise _format_error(path, f"bytes {start}..{end} do not match their checksum")
-                    at = end
-                if at != info.length:
-                    raise _format_error(sums_path, f"spans cover up to {at}; the segment has {info.length} bytes")
-                checked_bytes += info.length
-                if progress is not None:
-                    progress(i + 1, total)
-            for (file_id, _), _view in zip(snap.levels, snap.index_views):
-                _bale.open(self._file(_index_name(file_id)), verify=True)
-            values = 0
-            for key in self:
-                e = self._live_entry(key)
-                try:
-                    _bale.thaw(self._handle(e).root)
-                except FormatError as err:
-                    raise _format_error(self._file(_segment_name(e[0])), f"value of key {key!r}: {err}") from None
-                values += 1
-            if values != len(self):
-                raise _format_error(self._path, f"the index has {values} live keys; the commit counts {len(self)}")
-            return {"values": values, "segments": total, "segment_bytes": checked_bytes, "index_files": len(snap.levels)}
+                    self._busy = "verify()"
+                    try:
+                        return self._verify(progress)
+                    finally:
+                        self._busy = None
+                except FileNotFoundError as e:
+                    newer = self._newest_superblock()[1] != self._snap.generation
+                    if newer and self._my_txn() is None and attempt + 1 < SNAPSHOT_TRIES:
+                        self.refresh()
+                        continue
+                    raise _format_error(e.filename or self._path, "a file named by the commit is missing") from None
+            raise AssertionError("unreachable")
+
+    def _verify(self, progress) -> dict:
+        snap = self._snap
+        checked_bytes = 0
+        total = len(snap.segments)
+        for i, (seg, info) in enumerate(sorted(snap.segments.items())):
+            path = self._file(_segment_name(seg))
+            sums_path = self._file(_sums_name(seg))
+            with open(sums_path, "rb") as f:
+                sums = f.read(info.sums)
+            if len(sums) != info.sums:
+                raise _format_error(sums_path, f"has {len(sums)} bytes; the commit says {info.sums}")
+            # The file as it is on disk, not this writer's memory of it.
+            handle = _bale._open_segment(path, info.length, False)
+            at = 64
+            for start, end, checksum in SPAN.iter_unpack(sums):
+                if start != at or end > info.length or end < start:
+                    raise _format_error(sums_path, f"span {start}..{end} does not follow {at} within {info.length} bytes")
+                if _bale._xxh3(handle._span(start, end)) != checksum:
+                    raise _format_error(path, f"bytes {start}..{end} do not match their checksum")
+                at = end
+            if at != info.length:
+                raise _format_error(sums_path, f"spans cover up to {at}; the segment has {info.length} bytes")
+            checked_bytes += info.length
+            if progress is not None:
+                progress(i + 1, total)
+        for file_id, _ in snap.levels:
+            _bale.open(self._file(_index_name(file_id)), verify=True)
+        values = 0
+        live: dict[int, int] = {}
+        for key in self:
+            e = self._live_entry(key)
+            try:
+                _bale.thaw(self._handle(e).root)
+            except FormatError as err:
+                raise _format_error(self._file(_segment_name(e[0])), f"value of key {key!r}: {err}") from None
+            values += 1
+            live[e[0]] = live.get(e[0], 0) + 1
+        for seg, info in self._segments().items():
+            if live.get(seg, 0) != info.live:
+                raise _format_error(
+                    self._file(_segment_name(seg)), f"the index names {live.get(seg, 0)} live values here; the commit counts {info.live}"
+                )
+        if values != len(self):
+            raise _format_error(self._path, f"the index has {values} live keys; the commit counts {len(self)}")
+        return {"values": values, "segments": total, "segment_bytes": checked_bytes, "index_files": len(snap.levels)}
 
     def info(self) -> dict:
         """Sizes and counts: for ``bale store info``."""
@@ -1210,6 +1374,8 @@ class Store(MutableMapping):
                 self._lock_fd = -1
             self._lineages = {}
             self._maps = {}
+            self._fast = ((), {})
+            self._in_memory = set()
 
     def __enter__(self) -> Store:
         self._check_open()
@@ -1223,6 +1389,15 @@ class Store(MutableMapping):
             self.close()
         except Exception:
             pass
+
+    def __copy__(self):
+        raise TypeError("a bale.Store cannot be copied: open the path again (bale.Store(store.path))")
+
+    def __deepcopy__(self, memo):
+        raise TypeError("a bale.Store cannot be copied: open the path again (bale.Store(store.path))")
+
+    def __reduce__(self):
+        raise TypeError("a bale.Store cannot be pickled: send its path and open it there")
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self)} values, generation {self._snap.generation}"

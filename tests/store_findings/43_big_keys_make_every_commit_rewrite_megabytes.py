@@ -11,7 +11,12 @@ import bale
 
 d = os.path.join(tempfile.mkdtemp(), "s")
 s = bale.Store(d)
-big = "k" * (256 << 10)
+try:
+    s.put("k" * (256 << 10), 0)
+    print("a 256 KiB key was accepted")
+except ValueError as e:
+    print("a 256 KiB key is refused:", e)
+big = "k" * (32 << 10)   # as large as keys may be, about
 with s.batch():
     for i in range(200):
         s.put(f"{i}:{big}", i)

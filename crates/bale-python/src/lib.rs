@@ -160,8 +160,11 @@ fn open(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Py<Region>> {
 
 /// Store support: maps the first `length` bytes of the store segment file
 /// at `path` (read-only, shared) as a segment handle (`Region::segment`).
+/// `keep_file`: keep its descriptor, for appends to map the file again
+/// (a writer's open segments); otherwise it is closed once mapped.
 #[pyfunction]
-fn _open_segment(py: Python<'_>, path: PathBuf, length: usize) -> PyResult<Py<Region>> {
+#[pyo3(signature = (path, length, keep_file = true))]
+fn _open_segment(py: Python<'_>, path: PathBuf, length: usize, keep_file: bool) -> PyResult<Py<Region>> {
     let file = open_regular(&path)?;
     let size = file.metadata().map_err(|e| os_error(e, &path))?.len();
     if size < length as u64 {
@@ -173,7 +176,8 @@ fn _open_segment(py: Python<'_>, path: PathBuf, length: usize) -> PyResult<Py<Re
     // Safety: read-only; a segment's bytes below a committed length are
     // never written again (appends go past it, reclaim unlinks).
     let map = unsafe { memmap2::MmapOptions::new().len(length).map(&file) }.map_err(|e| os_error(e, &path))?;
-    let region = Region::segment(Storage::mapped(map, file), length)
+    let storage = if keep_file { Storage::mapped(map, file) } else { Storage::mapped_alone(map) };
+    let region = Region::segment(storage, length)
         .map_err(|e| FormatError::new_err(format!("{}: {}", path.display(), e)))?;
     new_region(py, region)
 }

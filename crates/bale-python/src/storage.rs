@@ -15,7 +15,8 @@ enum Backing {
     Heap(Vec<u8>),
     /// A reservation; its first bytes may map a region file (privately).
     Reserved(memmap2::MmapMut, Option<MappedFile>),
-    Mapped(memmap2::Mmap, MappedFile),
+    /// A file's mapping, with the file when appends may map it again.
+    Mapped(memmap2::Mmap, Option<MappedFile>),
     Exported(ExportedBuffer),
 }
 
@@ -87,10 +88,18 @@ impl Storage {
         Ok((Storage { ptr, readable: AtomicUsize::new(len), capacity, _backing: Backing::Heap(bytes) }, len))
     }
 
+    /// A mapping alone: its file descriptor is closed (a store keeps many
+    /// segments mapped; a process has a limited number of descriptors).
+    /// Appends copy its bytes instead of mapping the file again.
+    pub fn mapped_alone(map: memmap2::Mmap) -> Storage {
+        let (ptr, readable) = (map.as_ptr() as *mut u8, map.len());
+        Storage { ptr, readable: AtomicUsize::new(readable), capacity: 0, _backing: Backing::Mapped(map, None) }
+    }
+
     pub fn mapped(map: memmap2::Mmap, file: std::fs::File) -> Storage {
         let (ptr, readable) = (map.as_ptr() as *mut u8, map.len());
         let file = MappedFile { file: std::sync::Arc::new(file), len: readable };
-        Storage { ptr, readable: AtomicUsize::new(readable), capacity: 0, _backing: Backing::Mapped(map, file) }
+        Storage { ptr, readable: AtomicUsize::new(readable), capacity: 0, _backing: Backing::Mapped(map, Some(file)) }
     }
 
     /// A new storage with the first `used` bytes of this one and room for
@@ -98,7 +107,7 @@ impl Storage {
     /// (O(1): its pages are neither read nor copied, and never written back).
     pub fn grown(&self, used: usize, extra: usize) -> std::io::Result<Storage> {
         let file = match &self._backing {
-            Backing::Mapped(_, f) => Some(f),
+            Backing::Mapped(_, f) => f.as_ref(),
             Backing::Reserved(_, f) => f.as_ref(),
             _ => None,
         };
