@@ -64,6 +64,7 @@ SUITE: list[tuple[str, str, str]] = [
     ("cli", "bench_cli.py", "bale convert of JSON Lines, to_json, column"),
     ("typed", "bench_typed.py", "typed values and records: bytes, dataclasses, numpy arrays"),
     ("ray", "bench_ray.py", "Ray object store: ray.get and tasks"),
+    ("heap", "bench_heap.py", "bale.Store against LMDB, diskcache, shelve, sqlite (issue 19)"),
 ]
 # Benchmarks that need an optional library: skipped (their last section kept) when it is missing.
 REQUIRES = {"ray": "ray"}
