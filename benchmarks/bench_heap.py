@@ -79,7 +79,7 @@ CONFIG = {
                   ltm_gets=1_000, readers=[1, 2, 4], reader_secs=1.5, km_iters=2, drop_caches=True),
     "full": dict(put_n=100_000, put_real=20_000, durable=150, put_turns=3, get_n=1_000_000, gets=100_000,
                  get_turns=5, sizes=[10 * MB, 100 * MB, 1000 * MB], open_turns=3, ltm_size=1000 * MB,
-                 limit=256 * MiB, ltm_gets=3_000, readers=[1, 2, 4], reader_secs=3.0, km_iters=3, drop_caches=True),
+                 limit=256 * MiB, ltm_gets=1_500, readers=[1, 2, 4], reader_secs=3.0, km_iters=3, drop_caches=True),
 }
 OPEN_SIDES = ("bale", "lmdb", "sqlite", "diskcache")
 KMEANS_K = 8
@@ -294,6 +294,13 @@ def item_put(cfg: dict, work: str, gen: list[dict], real: list[dict]) -> dict:
             if d in last and s in last[d]:
                 shutil.rmtree(last[d][s])
             last[d][s] = path
+    # serialization alone, for the batched figures: bale.compact of each value, pickle.dumps of each value
+    import bale
+
+    gen_items = datasets["generated"]
+    ser = common.best_interleaved({"bale": lambda: [bale.compact(v) for _, v in gen_items],
+                                   "pickle": lambda: [pickle.dumps(v, hb.PROTOCOL) for _, v in gen_items]},
+                                  cfg["put_turns"])
     # one commit per put, into a fresh store each; puts taking turns in rounds of 10
     durable = {s: 0.0 for s in hb.SIDES}
     opened = {}
@@ -312,7 +319,7 @@ def item_put(cfg: dict, work: str, gen: list[dict], real: list[dict]) -> dict:
     for s in hb.SIDES:
         opened[s].close()
         durable[s] /= len(items)
-    return {"n": n, "nr": nr, "batched": batched, "size": size, "durable": durable, "durable_n": len(items),
+    return {"n": n, "nr": nr, "batched": batched, "size": size, "durable": durable, "durable_n": len(items), "ser": ser,
             "real_paths": last["real"]}
 
 
@@ -387,11 +394,21 @@ def item_drop(paths: dict[str, str], n: int) -> dict:
         t0 = time.perf_counter()
         dropped = side.drop("bulk")
         t = time.perf_counter() - t0
+        extra = {}
+        if s == "bale":
+            # the index still holds the dropped keys' entries (dead): reclaim() rewrites it without them
+            extra["after_drop"] = hb.disk_usage(paths[s])
+            left = len(side.s)
+            t1 = time.perf_counter()
+            extra["reclaim_freed"] = side.s.reclaim()
+            extra["reclaim"] = time.perf_counter() - t1
+            if left or len(side.s):
+                raise SystemExit(f"bale: {left} values left after the drop")
         side.close()
         after = hb.disk_usage(paths[s])
         if dropped != n:
             raise SystemExit(f"{s}: dropped {dropped} values, not {n}")
-        out[s] = {"time": t, "before": before, "after": after, "dropped": dropped}
+        out[s] = {"time": t, "before": before, "after": after, "dropped": dropped, **extra}
         print(f"  drop {s}: {t:.3f} s, {before:,} -> {after:,} bytes", flush=True)
     return out
 
@@ -468,10 +485,20 @@ def item_ltm(cfg: dict, paths: dict, n: int, can_drop: bool) -> dict:
     return out
 
 
+def warm_files(path: str) -> None:
+    """Reads every file under ``path`` once, into the page cache."""
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            with open(os.path.join(root, name), "rb", buffering=0) as f:
+                while f.read(1 << 20):
+                    pass
+
+
 def item_readers(cfg: dict, paths: dict, n: int) -> dict:
     out: dict = {}
     for readers in cfg["readers"]:
         for s in ("bale", "lmdb"):
+            warm_files(paths[s])  # the page cache may have been dropped by items 3, 4 and 7
             start = time.time() + 1.0 + 0.15 * readers
             dur = cfg["reader_secs"]
             t0 = time.perf_counter()
@@ -492,9 +519,17 @@ def item_readers(cfg: dict, paths: dict, n: int) -> dict:
 
 def item_kmeans(cfg: dict, paths: dict, n: int, can_drop: bool) -> dict:
     out: dict = {"limit": cfg["limit"], "n": n}
-    for s in ("bale", "diskcache"):
+    for s in ("bale", "diskcache", "heap"):
         if can_drop:
             drop_caches()
+        if s == "heap":  # does not fit in the limit: no cgroup
+            out[s] = r = child({"cmd": "kmeans", "side": s, "path": paths["diskcache"], "n": n, "k": KMEANS_K,
+                                "iters": cfg["km_iters"]})
+            if "error" in r:
+                raise SystemExit(f"kmeans {s}: {r}")
+            print(f"  k-means {s}: total {r['total']:.2f} s, gc {r['gc']:.3f} s in {r['collections']} collections",
+                  flush=True)
+            continue
         r = child({"cmd": "kmeans", "side": s, "path": paths[s], "n": n, "k": KMEANS_K, "iters": cfg["km_iters"]},
                   cgroup_limit=cfg["limit"])
         if "error" in r and "cgroup" not in r:  # no cgroup: the same job, no limit
@@ -506,8 +541,8 @@ def item_kmeans(cfg: dict, paths: dict, n: int, can_drop: bool) -> dict:
         out[s] = r
         print(f"  k-means {s}: total {r['total']:.2f} s, gc {r['gc']:.3f} s in {r['collections']} collections",
               flush=True)
-    if out["bale"]["centroids"] != out["diskcache"]["centroids"]:
-        raise SystemExit("k-means: bale and diskcache end with different centroids")
+    if not out["bale"]["centroids"] == out["diskcache"]["centroids"] == out["heap"]["centroids"]:
+        raise SystemExit("k-means: bale, diskcache and the heap end with different centroids")
     return out
 
 
@@ -625,6 +660,17 @@ def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: b
             *common.table(["side", "batched, generated", "batched, real records", "durable: time per put",
                            "disk after (per record), generated", "disk after, real"],
                           ["l", "r", "r", "r", "r", "r"], rows),
+            "",
+        ]
+        b, lm = p["batched"]["generated"]["bale"] / p["n"], p["batched"]["generated"]["lmdb"] / p["n"]
+        lines += [
+            f"Per generated record, batched: bale {us(b)} a put, of which `bale.compact` of the value alone takes "
+            f"{us(p['ser']['bale'] / p['n'])}; LMDB {us(lm)}, of which `pickle.dumps` takes "
+            f"{us(p['ser']['pickle'] / p['n'])}. The rest of bale's put is `Store.put` in Python (`_store.py`: "
+            "the segment's lineage handle, `Region.append`, an XXH3 of the span, a `pwrite`, the index entry): "
+            "bale loses batched puts to LMDB and sqlite for that reason, and durable puts because a commit "
+            "fdatasyncs the segment, its `.sums` file and a superblock (three syncs to LMDB's two and sqlite WAL's "
+            "one).",
             "",
         ]
         plots.append(common.bar_plot(plots_dir, "heap_put", "put throughput (records per second)", "records / s",
@@ -750,19 +796,26 @@ def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: b
     if 7 in r:
         k = r[7]
         rows = []
-        for s in ("bale", "diskcache"):
+        names = dict(L, heap="native dicts on the Python heap (no cgroup: they do not fit)")
+        for s in ("bale", "diskcache", "heap"):
             x = k[s]
-            rows.append((L[s] + (" (no cgroup)" if x.get("no_cgroup") else ""), f"{x['total']:.2f} s",
+            rows.append((names[s] + (" (no cgroup)" if x.get("no_cgroup") else ""), f"{x['total']:.2f} s",
                          ", ".join(f"{t:.2f}" for t in x["iterations"]), f"{x['gc']:.3f} s",
                          f"{x['gc'] / x['total'] * 100:.1f}%", str(x["collections"]), us(x["gc_max"]),
-                         common.fmt_bytes(x.get("cgroup", {}).get("max_usage", 0))))
+                         common.fmt_bytes(x["cgroup"]["max_usage"]) if "cgroup" in x
+                         else f"- (peak RSS {common.fmt_bytes(x['rss'])})"))
         lines += [
             f"### 7. An iterative job over a cached dataset larger than memory (TeraHeap-style)\n\n`{cmd} --items 7`. "
             f"Lloyd's k-means (k = {KMEANS_K}, {DIM} features, {cfg['km_iters']} iterations, pure Python) over "
             f"the {k['n']:,} profiles of item 4's store, each iteration reading every value's `features` from "
             f"the cache: bale views in place, or diskcache (each get unpickles the whole ~4 kB profile out of "
-            f"SQLite). In the memory cgroup of item 4 ({k['limit'] // MiB} MiB), page cache dropped first; both "
-            "end with the same centroids (checked). GC time is the sum of the pauses seen by `gc.callbacks`.",
+            f"SQLite). In the memory cgroup of item 4 ({k['limit'] // MiB} MiB), page cache dropped first. For "
+            "reference, the same job over the profiles held as native dicts on the Python heap (loaded from the "
+            f"diskcache store in {k['heap']['load']:.1f} s, not counted; {common.fmt_bytes(k['heap']['rss'])} "
+            "peak RSS, so outside the cgroup): the TeraHeap baseline, where the cached data is in the collector's "
+            "heap. Each iteration keeps a (key, cluster) tuple per value until its end, as a job keeps its output, "
+            "so the collector runs; all three end with the same centroids (checked). GC time is the sum of the "
+            "pauses seen by `gc.callbacks`, GC enabled with default thresholds everywhere.",
             "",
             *common.table(["cache", "total", "per iteration (s)", "time in GC", "GC share", "collections",
                            "longest pause", "cgroup peak usage"], ["l", "r", "r", "r", "r", "r", "r", "r"], rows),
@@ -795,8 +848,16 @@ def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: b
         d = r[6]
         what = {"bale": "`s.drop(label)`", "lmdb": "`txn.drop(db)` (a named database per label)",
                 "diskcache": "`cache.evict(tag)`", "sqlite": "`DROP TABLE kv` (no labels: the whole table)"}
-        rows = [(L[s], what[s], f"{x['dropped']:,}", us(x["time"]), common.fmt_bytes(x["before"]),
-                 common.fmt_bytes(x["after"]), common.fmt_bytes(x["before"] - x["after"])) for s, x in d.items()]
+        rows = []
+        for s, x in d.items():
+            if s == "bale":
+                rows.append((L[s], what[s], f"{x['dropped']:,}", us(x["time"]), common.fmt_bytes(x["before"]),
+                             common.fmt_bytes(x["after_drop"]), common.fmt_bytes(x["before"] - x["after_drop"])))
+                rows.append((L[s], "then `s.reclaim()`", "", us(x["reclaim"]), common.fmt_bytes(x["after_drop"]),
+                             common.fmt_bytes(x["after"]), common.fmt_bytes(x["after_drop"] - x["after"])))
+            else:
+                rows.append((L[s], what[s], f"{x['dropped']:,}", us(x["time"]), common.fmt_bytes(x["before"]),
+                             common.fmt_bytes(x["after"]), common.fmt_bytes(x["before"] - x["after"])))
         lines += [
             f"### 6. Drop of a label\n\n`{cmd} --items 6`. The stores of item 2 (every record put with one "
             "label / tag / database); the nearest equivalent of dropping it on each side; disk (st_blocks of every "
