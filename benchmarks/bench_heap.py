@@ -376,6 +376,7 @@ def item_get(cfg: dict, work: str, gen: list[dict], real_paths: dict[str, str] |
             root = region.root
             entry = store._live_entry
             parts = {
+                "s[k][name]": lambda: [store[k]["name"] for k in keys],
                 "s[k]": lambda: [store[k] for k in keys],
                 "index entry": lambda: [entry(k) for k in keys],
                 "field of a view": lambda: [root["name"] for _ in keys],
@@ -595,6 +596,7 @@ def run(mode: str, plots_dir: str, args: argparse.Namespace | None = None) -> co
     work = tempfile.mkdtemp(prefix="bale-heap-", dir=os.environ.get("BALE_HEAP_DIR"))
     r: dict = {}
     t_start = time.perf_counter()
+    load_start = os.getloadavg()
     try:
         gen = user_records(max(cfg["get_n"] if items & {2, 6} else 0, cfg["put_n"] if 1 in items else 0, 1))
         real = real_records()
@@ -639,13 +641,16 @@ def run(mode: str, plots_dir: str, args: argparse.Namespace | None = None) -> co
     finally:
         shutil.rmtree(work, ignore_errors=True)
     elapsed = time.perf_counter() - t_start
+    cfg["load"] = (load_start, os.getloadavg())
     return section(mode, cmd, cfg, r, plots_dir, can_drop, elapsed)
 
 
 def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: bool, elapsed: float) -> common.Section:
     L = hb.LABELS
     lines = [
-        f"`{cmd}` ({elapsed / 60:.1f} minutes; `--items N,...` runs some items alone, `--big` adds a 10 GB store "
+        f"`{cmd}` ({elapsed / 60:.1f} minutes, load average {cfg['load'][0][0]:.1f} at the start and "
+        f"{cfg['load'][1][0]:.1f} at the end on 2 cores shared with other work: single figures move by tens of "
+        "percent between runs, ratios less; `--items N,...` runs some items alone, `--big` adds a 10 GB store "
         "to item 3). bale.Store against LMDB + pickle (protocol 5), diskcache, shelve and sqlite3 + pickle on the "
         "same records in the same run, stores in a temporary folder on the machine's disk (ext4 on a virtio disk: "
         "an fdatasync takes about 4 ms). Repeated timings take turns between the sides. The sides' settings are in "
@@ -727,7 +732,8 @@ def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: b
             "",
             *common.table(header, ["l"] + ["r"] * (len(header) - 1), rows),
             "",
-            f"Where bale's {b * 1e9:.0f} ns go (same keys, best of turns): `s[k]` alone "
+            f"Where bale's time goes (same keys, the parts taking turns again): `s[k][\"name\"]` "
+            f"{parts['s[k][name]'] * 1e9:.0f} ns, `s[k]` alone "
             f"{parts['s[k]'] * 1e9:.0f} ns, of which the store's index lookup (`_live_entry`: the commit's delta, "
             f"then each index file's dict view, then the segment table) {parts['index entry'] * 1e9:.0f} ns; "
             f"`[\"name\"]` on a view {parts['field of a view'] * 1e9:.0f} ns (a native dict: "
@@ -849,6 +855,14 @@ def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: b
                           ["r", "l", "r", "r", "r"], rows),
             "",
         ]
+        lines += [
+            f"With one reader, bale does {rd[(1, 'bale')]['per_reader'] / rd[(1, 'lmdb')]['per_reader']:.1f}x "
+            "LMDB's gets: LMDB + pickle unpickles the ~4 kB profile to read one field. Readers never wait for "
+            "the writer on either side. LMDB's writer commits more puts per second (a commit is two fsyncs, and "
+            "pickling is cheaper than `Store.put`); bale's reader pays for `refresh()` reading both superblock "
+            "files every 100 gets.",
+            "",
+        ]
         xs = sorted({readers for readers, _ in rd})
         plots.append(common.line_plot(plots_dir, "heap_readers", "random gets with one writer", "reader processes",
                                       "gets / s, all readers",
@@ -867,8 +881,10 @@ def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: b
                 rows.append((L[s], "then `s.reclaim()`", "", us(x["reclaim"]), common.fmt_bytes(x["after_drop"]),
                              common.fmt_bytes(x["after"]), common.fmt_bytes(x["after_drop"] - x["after"])))
             else:
+                back = x["before"] - x["after"]
                 rows.append((L[s], what[s], f"{x['dropped']:,}", us(x["time"]), common.fmt_bytes(x["before"]),
-                             common.fmt_bytes(x["after"]), common.fmt_bytes(x["before"] - x["after"])))
+                             common.fmt_bytes(x["after"]),
+                             common.fmt_bytes(back) if back >= 0 else f"none (grew {common.fmt_bytes(-back)})"))
         lines += [
             f"### 6. Drop of a label\n\n`{cmd} --items 6`. The stores of item 2 (every record put with one "
             "label / tag / database); the nearest equivalent of dropping it on each side; disk (st_blocks of every "
@@ -876,6 +892,14 @@ def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: b
             "",
             *common.table(["side", "operation", "values", "time", "disk before", "disk after", "returned"],
                           ["l", "l", "r", "r", "r", "r", "r"], rows),
+            "",
+            f"bale's drop deletes the label's segment files at the commit: "
+            f"{(d['bale']['before'] - d['bale']['after_drop']) / d['bale']['before'] * 100:.0f}% of the store's "
+            "disk comes back at once; the index still holds an entry per dropped key (dead, skipped by every "
+            "read) until `reclaim()` (or a merge that reaches the oldest index file) rewrites it. LMDB's drop is "
+            "the fastest, but the freed pages stay in its file for reuse: the file never shrinks. diskcache's "
+            "`evict` returns the space (SQLite `auto_vacuum=FULL`), deleting 100 rows per transaction. SQLite's "
+            "`DROP TABLE` leaves the pages on its freelist until a `VACUUM`.",
             "",
         ]
     if 7 in r:
@@ -905,6 +929,17 @@ def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: b
             "",
             *common.table(["cache", "total", "per iteration (s)", "time in GC", "GC share", "collections",
                            "longest pause", "cgroup peak usage"], ["l", "r", "r", "r", "r", "r", "r", "r"], rows),
+            "",
+            f"bale runs the job {k['diskcache']['total'] / k['bale']['total']:.1f}x faster than diskcache inside "
+            "the same limit: diskcache's time is unpickling each whole profile to read 8 floats, not the "
+            "collector (reference counting frees each unpickled profile at once, so few objects reach a "
+            "collection). The native heap runs the iterations "
+            f"{k['bale']['total'] / k['heap']['total']:.1f}x faster than bale, but needs "
+            f"{common.fmt_bytes(k['heap']['rss'])} of memory, {k['heap']['rss'] / k['limit']:.0f}x the limit, "
+            f"and its cost is in building it: {k['heap']['load_gc']:.1f} s of the {k['heap']['load']:.1f} s of "
+            "thawing were collections, each full one traversing every cached object so far (the TeraHeap "
+            "effect). Once built, CPython collects it rarely (a full collection waits until the long-lived "
+            "objects grow by a quarter), so the iterations' GC share is small on every side.",
             "",
         ]
     return common.Section(TITLE, lines, targets, plots)
