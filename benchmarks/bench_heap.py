@@ -758,7 +758,7 @@ def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: b
         plots.append(common.bar_plot(plots_dir, "heap_get", "warm get of one field of a random value",
                                      "ns per get", groups,
                                      {L[s]: [g["get"][s] * 1e9] + ([g["get_real"][s] * 1e9] if "get_real" in g
-                                                                   else []) for s in hb.SIDES}, logy=True))
+                                                                   else []) for s in hb.SIDES}, logy=False))
         lines += [common.plot_line(plots[-1], "warm get"), ""]
     if 3 in r:
         o = r[3]
