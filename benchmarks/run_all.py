@@ -65,6 +65,7 @@ SUITE: list[tuple[str, str, str]] = [
     ("typed", "bench_typed.py", "typed values and records: bytes, dataclasses, numpy arrays"),
     ("ray", "bench_ray.py", "Ray object store: ray.get and tasks"),
     ("sweep", "bench_sweep.py", "issue 21: every measure on a grid of shapes, worst cell first"),
+    ("heap", "bench_heap.py", "bale.Store against LMDB, diskcache, shelve, sqlite (issue 19)"),
 ]
 # Benchmarks that need an optional library: skipped (their last section kept) when it is missing.
 REQUIRES = {"ray": "ray"}

@@ -41,6 +41,7 @@ SECTIONS = {
     "growth": "Growing regions",
     "cli": "Command line and native paths",
     "typed": "Typed values and records",
+    "heap": "The store (bale.Store)",
     **({"ray": "Ray object store"} if HAS_RAY else {}),
     "sweep": "Shape sweep",
 }
