@@ -25,6 +25,7 @@ __all__ = [
     "_compact_by_frames",
     "_layout_checks",
     "_panic_for_test",
+    "_open_index",
     "_open_segment",
     "_store_get",
     "_xxh3",
@@ -320,5 +321,6 @@ class Writer:
 
 # Store support (bale._store).
 def _open_segment(path: str | os.PathLike[str], length: int, keep_file: bool = True) -> Region: ...
+def _open_index(path: str | os.PathLike[str]) -> Region: ...
 def _xxh3(data: Buffer) -> int: ...
 def _store_get(key: object, sources: tuple[DictView, ...], handles: dict[int, Region], missing: object) -> Any: ...

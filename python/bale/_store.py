@@ -451,7 +451,7 @@ class Store(MutableMapping):
                 views = []
                 for file_id, entries in levels:
                     path = self._file(_index_name(file_id))
-                    region = _bale.open(path)
+                    region = _bale._open_index(path)
                     root = region.root
                     if not isinstance(root, _bale.DictView) or len(root) != entries:
                         raise _format_error(path, f"index file is not a dict of {entries} entries")
@@ -1149,7 +1149,7 @@ class Store(MutableMapping):
         for file_id, entries in levels:
             view = old.get(file_id)
             if view is None:
-                view = _bale.open(self._file(_index_name(file_id))).root
+                view = _bale._open_index(self._file(_index_name(file_id))).root
             views.append(view)
         maps = {}
         for seg, info in txn.segments.items():

@@ -138,24 +138,40 @@ fn open_regular(path: &std::path::Path) -> PyResult<std::fs::File> {
 #[pyfunction]
 #[pyo3(signature = (path, *, verify = false))]
 fn open(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Py<Region>> {
-    let file = open_regular(&path)?;
-    let meta = file.metadata().map_err(|e| os_error(e, &path))?;
+    new_region(py, open_mapped(py, &path, verify, memmap2::Advice::Normal)?)
+}
+
+/// Store support: `open` of an index file, read by hash probes: the kernel
+/// reads no pages around the ones a lookup touches.
+#[pyfunction]
+fn _open_index(py: Python<'_>, path: PathBuf) -> PyResult<Py<Region>> {
+    new_region(py, open_mapped(py, &path, false, memmap2::Advice::Random)?)
+}
+
+fn open_mapped(py: Python<'_>, path: &std::path::Path, verify: bool, advice: memmap2::Advice) -> PyResult<Region> {
+    let file = open_regular(path)?;
+    let meta = file.metadata().map_err(|e| os_error(e, path))?;
     let len = meta.len();
     let storage = if len == 0 {
         Storage::owned(Vec::new())
     } else {
         // Safety: the map is read-only; the file is only ever replaced by rename (see save).
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| os_error(e, &path))?;
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| os_error(e, path))?;
+        // The header's page only: not the megabytes the kernel reads
+        // around a first fault by default (an O(1) open stays O(1) on a
+        // cold cache).
+        let _ = map.advise(memmap2::Advice::Random);
+        let _ = std::hint::black_box(map.first().copied());
+        let _ = map.advise(advice);
         Storage::mapped(map, file)
     };
-    let region = Region::adopt(py, storage, verify).map_err(|e| {
+    Region::adopt(py, storage, verify).map_err(|e| {
         if e.is_instance_of::<FormatError>(py) {
             FormatError::new_err(format!("{}: {}", path.display(), e.value(py)))
         } else {
             e
         }
-    })?;
-    new_region(py, region)
+    })
 }
 
 /// Store support: maps the first `length` bytes of the store segment file
@@ -176,6 +192,12 @@ fn _open_segment(py: Python<'_>, path: PathBuf, length: usize, keep_file: bool) 
     // Safety: read-only; a segment's bytes below a committed length are
     // never written again (appends go past it, reclaim unlinks).
     let map = unsafe { memmap2::MmapOptions::new().len(length).map(&file) }.map_err(|e| os_error(e, &path))?;
+    // Reading the header faults in its page; with the default advice the
+    // kernel reads megabytes around it, for every segment a store opens.
+    let _ = map.advise(memmap2::Advice::Random);
+    let header = bale_core::parse_header(&map[..bale_core::format::HEADER_LEN.min(map.len())]).map(|_| ());
+    let _ = map.advise(memmap2::Advice::Normal);
+    header.map_err(|e| FormatError::new_err(format!("{}: {}", path.display(), e)))?;
     let storage = if keep_file { Storage::mapped(map, file) } else { Storage::mapped_alone(map) };
     let region = Region::segment(storage, length)
         .map_err(|e| FormatError::new_err(format!("{}: {}", path.display(), e)))?;
@@ -257,6 +279,7 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(announced_length, m)?)?;
     m.add_function(wrap_pyfunction!(_open_segment, m)?)?;
+    m.add_function(wrap_pyfunction!(_open_index, m)?)?;
     m.add_function(wrap_pyfunction!(_xxh3, m)?)?;
     m.add_function(wrap_pyfunction!(store_index::_store_get, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
