@@ -19,3 +19,15 @@ def test_stubs_match_the_runtime(tmp_path):
         cwd=tmp_path,
     )
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_version_is_written_in_one_place():
+    import importlib.metadata
+    import pathlib
+    import re
+
+    import bale
+
+    cargo = (pathlib.Path(__file__).parent.parent / "Cargo.toml").read_text()
+    workspace = re.search(r'^\[workspace\.package\]\s*\nversion = "([^"]+)"', cargo, re.M).group(1)
+    assert bale.__version__ == bale._bale.__version__ == importlib.metadata.version("bale") == workspace

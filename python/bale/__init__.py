@@ -86,7 +86,7 @@ Mapping.register(DictView)
 Set.register(SetView)
 Set.register(FrozenSetView)
 
-__version__ = "0.1.0"
+from bale._bale import __version__  # noqa: E402  (Cargo.toml's workspace version: the one place it is written)
 
 
 def register(cls, fields=None, *, get=None, make=None):

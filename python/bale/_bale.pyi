@@ -6,6 +6,7 @@ from typing_extensions import Buffer
 
 FORMAT_VERSION: int
 HEADER_LEN: int
+__version__: str
 
 __all__ = [
     "CompactError",

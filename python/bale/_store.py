@@ -102,7 +102,7 @@ def _check_key(key: object) -> None:
     if type(key) is not str and type(key) is not bytes:
         raise TypeError(f"store keys are str or bytes, not {type(key).__name__}")
     if len(key) > MAX_KEY // 4:
-        size = len(key) if type(key) is bytes else len(key.encode("utf-8", "surrogatepass"))
+        size = len(key.encode("utf-8", "surrogatepass")) if isinstance(key, str) else len(key)
         if size > MAX_KEY:
             raise ValueError(f"store keys are at most {MAX_KEY} bytes (in UTF-8); this one has {size}")
 
@@ -606,8 +606,8 @@ class Store(MutableMapping):
             sources, handles = self._fast
             try:
                 value = _bale._store_get(key, sources, handles, _MISSING)
-            except FormatError as e:
-                raise _format_error(self._where(key), f"value of key {key!r}: {e}") from None
+            except FormatError as err:
+                raise _format_error(self._where(key), f"value of key {key!r}: {err}") from None
             if value is not _MISSING:
                 return value
             _check_key(key)
@@ -624,8 +624,8 @@ class Store(MutableMapping):
             sources, handles = self._fast
             try:
                 value = _bale._store_get(key, sources, handles, _MISSING)
-            except FormatError as e:
-                raise _format_error(self._where(key), f"value of key {key!r}: {e}") from None
+            except FormatError as err:
+                raise _format_error(self._where(key), f"value of key {key!r}: {err}") from None
             if value is not _MISSING:
                 return value
             _check_key(key)
@@ -651,8 +651,8 @@ class Store(MutableMapping):
             sources, handles = self._fast
             try:
                 return _bale._store_get(key, sources, handles, _MISSING) is not _MISSING
-            except FormatError as e:
-                raise _format_error(self._where(key), f"value of key {key!r}: {e}") from None
+            except FormatError as err:
+                raise _format_error(self._where(key), f"value of key {key!r}: {err}") from None
         self._check_open()
         return self._live_entry(key) is not None
 

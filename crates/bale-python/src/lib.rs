@@ -286,6 +286,7 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_layout_checks, m)?)?;
     m.add_function(wrap_pyfunction!(_compact_by_frames, m)?)?;
     m.add("HEADER_LEN", bale_core::format::HEADER_LEN)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     if fast_paths_switched_off() {
         // Every reading of private layouts stays off: the public C-API paths
         // alone (so that a test run can cover them).
