@@ -3,7 +3,7 @@ import socket
 import os
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from contextlib import AbstractContextManager
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from bale._bale import (
     FORMAT_VERSION as FORMAT_VERSION,
@@ -168,3 +168,6 @@ class Store(MutableMapping[str | bytes, Any]):
     def __enter__(self) -> Store: ...
     def __exit__(self, *exc: object) -> None: ...
     def __del__(self) -> None: ...
+    def __copy__(self) -> NoReturn:
+        """TypeError: open the path again instead."""
+    def __deepcopy__(self, memo: object) -> NoReturn: ...

@@ -30,6 +30,7 @@ __all__ = [
     "_open_segment",
     "_store_get",
     "_xxh3",
+    "__version__",
     "announced_length",
     "column",
     "compact",
