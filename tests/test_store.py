@@ -763,3 +763,32 @@ def test_a_writer_keeps_in_memory_only_its_open_segments(tmp_path):
         assert s.info()["segment_bytes"] > 150 << 20
         assert grew < 48 << 20, f"anonymous memory grew by {grew >> 20} MiB for 160 MiB written"
         assert bytes(s["k3"]) == blob
+
+
+def test_a_reader_racing_fast_commits_never_sees_a_damaged_store(tmp_path):
+    """Commits rewrite the superblocks in turn: a reader can find the one it
+    reads first being rewritten, and the other too by the next commit."""
+    path = str(tmp_path / "s")
+    with bale.Store(path) as s:
+        with s.batch():
+            for i in range(1000):  # a delta of 1,000 entries: superblocks of ~60 KB
+                s[f"k{i}:" + "x" * 40] = i
+    code = (
+        "import bale, sys, time\n"
+        "s = bale.Store(sys.argv[1])\n"
+        "end = time.monotonic() + 4\n"
+        "i = 0\n"
+        "while time.monotonic() < end:\n"
+        "    s[f'w{i % 10}'] = i; i += 1\n"
+    )
+    writer = subprocess.Popen([sys.executable, "-c", code, path])
+    r = bale.Store(path, readonly=True)
+    refreshes = 0
+    try:
+        while writer.poll() is None:
+            r.refresh()
+            refreshes += 1
+    finally:
+        writer.wait()
+    assert writer.returncode == 0 and refreshes > 0
+    r.close()

@@ -19,6 +19,7 @@ import os
 import stat
 import struct
 import threading
+import time
 import weakref
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
@@ -48,6 +49,9 @@ MERGE_RATIO = 4
 # How often a reader retries a snapshot whose files a writer removed while
 # it was opening them.
 SNAPSHOT_TRIES = 50
+# How often both superblocks are read again when neither is valid (2 ms
+# apart): a reader racing two commits finds both torn.
+TORN_TRIES = 25
 
 _MISSING = object()
 # The longest key, in bytes (str keys: code units times their width).
@@ -411,6 +415,19 @@ class Store(MutableMapping):
         fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
 
     def _newest_superblock(self) -> tuple[str, int, bytes]:
+        """The newest valid superblock. A reader may find both torn: the
+        one it read first being rewritten by a commit, the other by the
+        next one; it reads them again before calling the store damaged."""
+        for attempt in range(TORN_TRIES):
+            try:
+                return self._newest_superblock_once()
+            except FormatError:
+                if attempt + 1 == TORN_TRIES:
+                    raise
+                time.sleep(0.002)
+        raise AssertionError("unreachable")
+
+    def _newest_superblock_once(self) -> tuple[str, int, bytes]:
         reasons = []
         best = None
         for slot, name in enumerate(SUPER_NAMES):
