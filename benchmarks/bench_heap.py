@@ -374,11 +374,10 @@ def item_get(cfg: dict, work: str, gen: list[dict], real_paths: dict[str, str] |
             store = sides["bale"].s
             region = __import__("bale").compact(items[0][1])
             root = region.root
-            entry = store._live_entry
             parts = {
                 "s[k][name]": lambda: [store[k]["name"] for k in keys],
                 "s[k]": lambda: [store[k] for k in keys],
-                "index entry": lambda: [entry(k) for k in keys],
+                "index entry": lambda: [k in store for k in keys],
                 "field of a view": lambda: [root["name"] for _ in keys],
                 "dict lookup": lambda: [gen[0]["name"] for _ in keys],
             }
@@ -695,7 +694,8 @@ def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: b
             f"Per generated record, batched: bale {us(b)} a put, of which `bale.compact` of the value alone takes "
             f"{us(p['ser']['bale'] / p['n'])}; LMDB {us(lm)}, of which `pickle.dumps` takes "
             f"{us(p['ser']['pickle'] / p['n'])}. The rest of bale's put is `Store.put` in Python (`_store.py`: "
-            "the segment's lineage handle, `Region.append`, an XXH3 of the span, a `pwrite`, the index entry): "
+            "the segment's lineage handle, `Region.append` and a copy of the bytes it appended (written to the "
+            "file a MiB at a time, each run with its XXH3), the key's old entry looked up, the new one recorded): "
             "bale loses batched puts to LMDB and sqlite for that reason, and durable puts because a commit "
             "fdatasyncs the segment, its `.sums` file and a superblock (three syncs to LMDB's two and sqlite WAL's "
             "one).",
@@ -734,13 +734,12 @@ def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: b
             "",
             f"Where bale's time goes (same keys, the parts taking turns again): `s[k][\"name\"]` "
             f"{parts['s[k][name]'] * 1e9:.0f} ns, `s[k]` alone "
-            f"{parts['s[k]'] * 1e9:.0f} ns, of which the store's index lookup (`_live_entry`: the commit's delta, "
-            f"then each index file's dict view, then the segment table) {parts['index entry'] * 1e9:.0f} ns; "
-            f"`[\"name\"]` on a view {parts['field of a view'] * 1e9:.0f} ns (a native dict: "
-            f"{parts['dict lookup'] * 1e9:.0f} ns, loop included). The rest of `s[k]` is `_handle` (the segment's "
-            "mapping, then a Region handle object for the value and its root view): all of it Python-level "
-            "code in `_store.py` around small Rust calls, so the goal of 1 µs is out of reach until "
-            "`__getitem__` moves into the Rust binding.",
+            f"{parts['s[k]'] * 1e9:.0f} ns (`k in s`, the same lookup and handle: "
+            f"{parts['index entry'] * 1e9:.0f} ns); `[\"name\"]` on a view {parts['field of a view'] * 1e9:.0f} ns "
+            f"(a native dict: {parts['dict lookup'] * 1e9:.0f} ns, loop included). `s[k]` is one call into Rust "
+            "(`_bale._store_get`: the key in the commit's delta, then in each index file, newest first, by hash; "
+            "its entry; the segment's handle; a Region handle object for the value and its root view) inside "
+            "`Store.__getitem__`'s Python frame.",
             "",
         ]
         full = mode == "full"
@@ -785,12 +784,13 @@ def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: b
                           ["l", "r", "l", "r", "r", "r", "r", "r", "r", "r"], rows),
             "",
             "\"read from disk\" is the child's `read_bytes` of `/proc/self/io` across open + get. Warm, bale's "
-            "open + first get stays under a millisecond at every size, but it is not O(1): opening maps every "
-            "segment file (64 MiB each) and every index file of the commit, and reads each one's 64-byte header. "
-            "Cold, each of those first touches faults in a read-around window of the device's `read_ahead_kb` "
-            f"({read_ahead_kb()} kB here), so bale reads about that much per segment (O(store size / 64 MiB)) "
-            "where LMDB touches its meta pages and one B-tree path. Mapping segments lazily, at the first get "
-            "that needs one, or `madvise(MADV_RANDOM)` on the maps, would make a cold open O(1) too.",
+            "open + first get stays under a millisecond at every size. Opening maps every segment file (64 MiB "
+            "each) and every index file of the commit (O(store size / 64 MiB) mappings, no per-key work) and "
+            "reads each one's 64-byte header with `MADV_RANDOM` around that first fault, so that the kernel "
+            "does not read its read-around window of `read_ahead_kb` "
+            f"({read_ahead_kb()} kB here) per file; index files stay `MADV_RANDOM` (hash probes). Cold, what "
+            "remains is the first get's own faults: the index pages it probes and the value's pages, read with "
+            "the default read-around on segments (which a scan wants).",
             "",
         ]
         sizes = list(o)
