@@ -72,7 +72,7 @@ APT_DIR="$CACHE/apt"
 apt_private() {
     "$@" -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$APT_DIR/sources" \
         -o Dir::State::Lists="$APT_DIR/lists" -o Dir::Cache="$APT_DIR/cache" \
-        -o Debug::NoLocking=1 -o APT::Sandbox::User=root
+        -o Debug::NoLocking=1 -o APT::Sandbox::User=root -o Acquire::Check-Valid-Until=false
 }
 apt_private_update() {
     [ -n "${APT_UPDATED:-}" ] && return 0
@@ -166,7 +166,7 @@ build_chroot() {
     command -v debootstrap >/dev/null 2>&1 || { apt-get -q update >&2 && apt-get install -y -q debootstrap >&2; }
     local tmp="$CACHE/$version.new"
     rm -rf "$tmp"
-    mkdir -p "$tmp/bin"
+    mkdir -p "$tmp"
     log "installing Debian sid's python3.14 in a chroot ($tmp/root)"
     debootstrap --variant=minbase --include=python3.14,python3.14-venv,python3.14-dev,gcc,libc6-dev,make,ca-certificates \
         sid "$tmp/root" "$MIRROR" >"$tmp/debootstrap.log" 2>&1 \
@@ -174,31 +174,44 @@ build_chroot() {
     rm -rf "$tmp/root/var/cache/apt/archives/"*.deb
     # Marks the inside of the chroot, for the wrapper and test-python.sh.
     echo "$version" > "$tmp/root/etc/bale-pythons-chroot"
-    cat > "$tmp/bin/python3" <<'EOF'
+    chroot_wrappers "$tmp"
+}
+
+# The entry points of a chroot entry $1: bin/python3 and bin/in-chroot.
+# Written on every run (they are small), so that a change to them reaches
+# an existing cache entry.
+chroot_wrappers() {
+    local entry=$1
+    mkdir -p "$entry/bin"
+    cat > "$entry/bin/python3.new" <<'EOF'
 #!/bin/sh
 # Debian sid's python3.14, in the chroot beside this directory.
 if [ -e /etc/bale-pythons-chroot ]; then exec /usr/bin/python3.14 "$@"; fi
 exec "$(dirname "$0")/in-chroot" /usr/bin/python3.14 "$@"
 EOF
-    cat > "$tmp/bin/in-chroot" <<'EOF'
+    cat > "$entry/bin/in-chroot.new" <<'EOF'
 #!/bin/sh
 # Runs a command in the chroot beside this directory, in the current
-# directory, with this directory's checkout, /tmp, /dev, /proc and the Rust
-# toolchain mounted at the same paths in a private mount namespace (the
+# directory, with the current directory, /tmp, /dev, /proc, the Rust
+# toolchain and this bin/ directory (so that .pythons/X/bin/python3 works
+# inside too) mounted at the same paths in a private mount namespace (the
 # mounts end with the command).
-root="$(cd "$(dirname "$0")/../root" && pwd -P)"
+bin="$(cd "$(dirname "$0")" && pwd -P)"
+root="$(cd "$bin/../root" && pwd -P)"
 exec unshare --mount --propagation private /bin/sh -euc '
-root=$1; shift
-for d in /proc /sys /dev /tmp /work "$HOME/.cargo" "$HOME/.rustup" "$HOME/.cache/pip" "$PWD"; do
+root=$1; bin=$2; shift 2
+for d in /proc /sys /dev /tmp "$HOME/.cargo" "$HOME/.rustup" "$HOME/.cache/pip" "$(dirname "$PWD")" "$PWD" "$bin"; do
     [ -d "$d" ] || continue
     mkdir -p "$root$d"
     mount --rbind "$d" "$root$d"
 done
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 exec chroot "$root" /usr/bin/env -C "$PWD" "$@"
-' in-chroot "$root" "$@"
+' in-chroot "$root" "$bin" "$@"
 EOF
-    chmod +x "$tmp/bin/python3" "$tmp/bin/in-chroot"
+    chmod +x "$entry/bin/python3.new" "$entry/bin/in-chroot.new"
+    mv "$entry/bin/python3.new" "$entry/bin/python3"
+    mv "$entry/bin/in-chroot.new" "$entry/bin/in-chroot"
 }
 
 provide() {
@@ -223,6 +236,7 @@ provide() {
         rm -rf "$entry"
         mv "$CACHE/$version.new" "$entry"
     fi
+    [ ! -e "$entry/root/etc/bale-pythons-chroot" ] || chroot_wrappers "$entry"
     link "$version" "$entry"
 }
 

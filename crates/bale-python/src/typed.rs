@@ -95,7 +95,8 @@ pub struct RecordInfo {
 pub unsafe fn attrs_run_no_python(tp: *mut ffi::PyTypeObject, attrs: &[Py<PyString>]) -> bool {
     /// `Py_TPFLAGS_MANAGED_DICT` (3.11+): instances have a `__dict__` kept by the interpreter.
     const MANAGED_DICT: std::ffi::c_ulong = 1 << 4;
-    if (*tp).tp_getattro != Some(ffi::PyObject_GenericGetAttr) || (*tp).tp_dictoffset != 0 || (*tp).tp_flags & MANAGED_DICT != 0 {
+    // The flags through the C API: free-threaded builds keep them atomic.
+    if (*tp).tp_getattro != Some(ffi::PyObject_GenericGetAttr) || (*tp).tp_dictoffset != 0 || ffi::PyType_GetFlags(tp) & MANAGED_DICT != 0 {
         return false;
     }
     let mro = (*tp).tp_mro;
