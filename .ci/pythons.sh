@@ -192,10 +192,10 @@ EOF
     cat > "$entry/bin/in-chroot.new" <<'EOF'
 #!/bin/sh
 # Runs a command in the chroot beside this directory, in the current
-# directory, with the current directory, /tmp, /dev, /proc, the Rust
-# toolchain and this bin/ directory (so that .pythons/X/bin/python3 works
-# inside too) mounted at the same paths in a private mount namespace (the
-# mounts end with the command).
+# directory, with the current directory and its parent, /tmp, /dev, /proc,
+# the Rust toolchain and this bin/ directory (so that .pythons/X/bin/python3
+# works inside too) mounted at the same paths in a private mount namespace
+# (the mounts end with the command).
 bin="$(cd "$(dirname "$0")" && pwd -P)"
 root="$(cd "$bin/../root" && pwd -P)"
 exec unshare --mount --propagation private /bin/sh -euc '
@@ -205,7 +205,13 @@ for d in /proc /sys /dev /tmp "$HOME/.cargo" "$HOME/.rustup" "$HOME/.cache/pip" 
     mkdir -p "$root$d"
     mount --rbind "$d" "$root$d"
 done
+# The network setup of the machine: name resolution, trusted certificates
+# (package registries may be reached through a proxy with its own CA), the pip
+# configuration.
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+[ ! -f /etc/pip.conf ] || cp /etc/pip.conf "$root/etc/pip.conf"
+mkdir -p "$root/etc/ssl"
+mount --rbind /etc/ssl "$root/etc/ssl"
 exec chroot "$root" /usr/bin/env -C "$PWD" "$@"
 ' in-chroot "$root" "$bin" "$@"
 EOF
