@@ -27,7 +27,8 @@ COLUMNS = ["ints", "dict_entries", "views"]
 
 def probe(version):
     venv_python = REPO / f".venv-{version}" / "bin" / "python"
-    if not venv_python.exists():
+    # A chroot's venv links to an interpreter path that exists only inside.
+    if not (REPO / f".venv-{version}" / "pyvenv.cfg").exists():
         return None, f"no .venv-{version} (run make test-py PY_VERSION={version})"
     command = [str(venv_python.relative_to(REPO)), "-W", "ignore", "-c", PROBE]
     chroot = REPO / ".pythons" / version / "bin" / "in-chroot"
