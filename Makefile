@@ -130,7 +130,32 @@ test-debug: $(PY_DBG)
 test-no-fast-paths: build
 	BALE_NO_FAST_PATHS=1 $(PY) -m pytest -q $(HEAVY_TESTS)
 
+# ---------------------------------------------------------------------------
+# Every CPython CI tests (issue 18): the interpreters, and the suite on each
+# against a wheel built for it.
+# ---------------------------------------------------------------------------
+
+.PHONY: pythons test-py layout-by-version
+
+# `make pythons` links the pyenv builds (3.10-3.13) and provides 3.14 and the
+# free-threaded 3.14t from Debian (see .ci/pythons.sh) as .pythons/X/bin/python3.
+PY_VERSIONS ?= 3.10 3.11 3.12 3.13 3.14 3.14t
+pythons:
+	.ci/pythons.sh $(PY_VERSIONS)
+
+# `make test-py PY_VERSION=X`: maturin builds a release wheel for .pythons/X,
+# which is installed into a fresh .venv-X (no Rust on PATH) with the test
+# extra; pytest then runs on it, without the Dask, Ray and benchmark smoke
+# tests (make test runs those, on 3.11). See .ci/test-python.sh.
+PY_VERSION ?= 3.12
+test-py:
+	.ci/test-python.sh $(PY_VERSION)
+
+# bale._bale._layout_checks() of each .venv-X made by test-py.
+layout-by-version:
+	$(PYTHON) benchmarks/layout_by_version.py $(PY_VERSIONS)
+
 # What CI runs (.ci/run): make test, the debug run, the no-fast-paths run,
-# both fuzzers time-boxed.
+# both fuzzers time-boxed, and the suite on each CPython of PY_VERSIONS.
 test-ci:
 	.ci/run

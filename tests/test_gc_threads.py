@@ -65,8 +65,11 @@ def test_compacting_a_million_objects_leaves_the_gc_object_count_unchanged():
     some = [root[i] for i in range(0, 1_000_000, 100_000)]  # views of inner lists
     gc.collect()
     after_views = len(gc.get_objects())
-    assert abs(after_compact - before) <= 10, (before, after_compact)
-    assert abs(after_views - before) <= 12, (before, after_views)  # +1 for the `some` list
+    # The region adds no objects for the GC to see. (The count may fall by
+    # a few dozen: on 3.14, objects left by earlier tests can go meanwhile.)
+    assert after_compact - before <= 10, (before, after_compact)
+    assert after_views - before <= 12, (before, after_views)  # +1 for the `some` list
+    assert after_compact > before - 1000, (before, after_compact)
     assert some[3] == [300_000]
 
 

@@ -177,7 +177,10 @@ def shape_of(root):
     stack = [root]
     while stack:
         x = stack.pop()
-        if isinstance(x, (list, dict, tuple)):
+        # An empty tuple is a leaf: whether two are one object is CPython's
+        # choice (3.10's tuple() of an empty generator makes a new one,
+        # while thaw, like every () literal, gives the shared empty tuple).
+        if isinstance(x, (list, dict, tuple)) and not (type(x) is tuple and not x):
             if id(x) in ids:
                 out.append(("ref", ids[id(x)]))
                 continue

@@ -8,6 +8,6 @@ def pytest_terminal_summary(terminalreporter):
     if leaks is None or not leaks.RESULTS:
         return
     terminalreporter.section("leak test: sys.getallocatedblocks() growth per operation")
-    terminalreporter.write_line(f"limit {leaks.LIMIT} blocks per loop (the smaller of two loops)")
+    terminalreporter.write_line(f"limit {leaks.LIMIT} blocks per loop (the smallest of up to four loops)")
     for line in leaks.table_lines():
         terminalreporter.write_line(line)

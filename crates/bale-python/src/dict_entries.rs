@@ -4,9 +4,12 @@
 //! three million times (about a tenth of the time). For the common dict, a
 //! "combined" table with only str keys and no deleted entries, the items
 //! are an array of (key, value) pairs in insertion order, after the hash
-//! index, in CPython 3.11 and later. That layout is private to CPython, so
-//! it is used only when checked at import against `PyDict_Next` on dicts of
-//! several sizes; otherwise (and for every other dict) `PyDict_Next` is.
+//! index, in CPython 3.11 to 3.14 (the versions this was checked on). That
+//! layout is private to CPython, so it is compiled only for those versions
+//! (a later one, like a free-threaded build, whose dicts have a lock, takes
+//! `PyDict_Next`), and used only when checked at import against
+//! `PyDict_Next` on dicts of several sizes; otherwise (and for every other
+//! dict) `PyDict_Next` is.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -32,7 +35,7 @@ const KIND_UNICODE: u8 = 1;
 /// is combined, of str keys, with no deleted entries; else `None`.
 #[inline(always)]
 pub unsafe fn pairs<'a>(dict: *mut PyObject, len: usize) -> Option<&'a [[*mut PyObject; 2]]> {
-    #[cfg(all(Py_3_11, not(any(PyPy, Py_LIMITED_API, Py_GIL_DISABLED))))]
+    #[cfg(all(Py_3_11, not(any(Py_3_15, PyPy, Py_LIMITED_API, Py_GIL_DISABLED))))]
     {
         if !LAYOUT_CHECKED.load(Ordering::Relaxed) {
             return None;
@@ -45,7 +48,7 @@ pub unsafe fn pairs<'a>(dict: *mut PyObject, len: usize) -> Option<&'a [[*mut Py
         let entries = keys.add(INDICES + (1usize << *keys.add(LOG2_INDEX_BYTES)));
         Some(std::slice::from_raw_parts(entries as *const [*mut PyObject; 2], len))
     }
-    #[cfg(not(all(Py_3_11, not(any(PyPy, Py_LIMITED_API, Py_GIL_DISABLED)))))]
+    #[cfg(not(all(Py_3_11, not(any(Py_3_15, PyPy, Py_LIMITED_API, Py_GIL_DISABLED)))))]
     {
         let _ = (dict, len);
         None

@@ -9,9 +9,10 @@ pub unsafe fn str_units<'a>(p: *mut ffi::PyObject) -> (Width, &'a [u8]) {
     let n = ffi::PyUnicode_GET_LENGTH(p) as usize;
     let kind = ffi::PyUnicode_KIND(p) as usize;
     let data = ffi::PyUnicode_DATA(p) as *const u8;
+    let units = std::slice::from_raw_parts(data, n * kind);
     let width = match kind {
         1 => {
-            if ffi::PyUnicode_IS_ASCII(p) != 0 {
+            if is_ascii(p, units) {
                 Width::Ascii
             } else {
                 Width::Latin1
@@ -20,5 +21,25 @@ pub unsafe fn str_units<'a>(p: *mut ffi::PyObject) -> (Width, &'a [u8]) {
         2 => Width::Ucs2,
         _ => Width::Ucs4,
     };
-    (width, std::slice::from_raw_parts(data, n * kind))
+    (width, units)
+}
+
+/// Whether a str of 1-byte code units is ASCII. Up to 3.13, its `ascii`
+/// state bit says so. 3.14 rearranged that bitfield and exports no function
+/// that reads it (pyo3-ffi has no `PyUnicode_IS_ASCII` there), so there the
+/// units say it: CPython sets the bit exactly when every code point is below
+/// 128 (`_PyUnicode_CheckConsistency`), and a scan gives the same answer
+/// for any str, without reading the struct.
+#[inline(always)]
+unsafe fn is_ascii(p: *mut ffi::PyObject, units: &[u8]) -> bool {
+    #[cfg(not(Py_3_14))]
+    {
+        let _ = units;
+        ffi::PyUnicode_IS_ASCII(p) != 0
+    }
+    #[cfg(Py_3_14)]
+    {
+        let _ = p;
+        units.is_ascii()
+    }
 }

@@ -96,9 +96,10 @@ pub unsafe fn attrs_run_no_python(tp: *mut ffi::PyTypeObject, attrs: &[Py<PyStri
     /// `Py_TPFLAGS_MANAGED_DICT` (3.11+): instances have a `__dict__` kept by the interpreter.
     const MANAGED_DICT: std::ffi::c_ulong = 1 << 4;
     // Addresses of one function may differ between codegen units: a false
-    // "not generic" only sends the type down the slower, checked path.
+    // "not generic" only sends the type down the slower, checked path. The
+    // flags through the C API: free-threaded builds keep them atomic.
     let generic = matches!((*tp).tp_getattro, Some(f) if std::ptr::fn_addr_eq(f, ffi::PyObject_GenericGetAttr as ffi::getattrofunc));
-    if !generic || (*tp).tp_dictoffset != 0 || (*tp).tp_flags & MANAGED_DICT != 0 {
+    if !generic || (*tp).tp_dictoffset != 0 || ffi::PyType_GetFlags(tp) & MANAGED_DICT != 0 {
         return false;
     }
     let mro = (*tp).tp_mro;
