@@ -44,6 +44,13 @@ test: build
 
 .PHONY: fuzz-core fuzz-binding test-debug test-no-fast-paths test-ci
 
+# Rust hygiene, run by CI: formatting (rustfmt.toml) and clippy with every
+# warning an error, on all targets of the workspace.
+.PHONY: lint
+lint:
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+
 FUZZ_SECONDS ?= 120
 # libFuzzer options shared by both fuzzers: one input may take 30 s at most
 # (a hang is a finding), final statistics printed.

@@ -211,7 +211,11 @@ fn float_text(f: f64) -> String {
     if f.is_nan() {
         "nan".into()
     } else if f.is_infinite() {
-        if f > 0.0 { "inf".into() } else { "-inf".into() }
+        if f > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
     } else {
         format!("{f:?}")
     }
@@ -286,7 +290,8 @@ fn bigint_decimal(le: &[u8]) -> String {
         }
     }
     // Base-2^32 limbs, most significant first, divided repeatedly by 10^9.
-    let mut limbs: Vec<u32> = mag.chunks(4).rev().map(|c| c.iter().rev().fold(0u32, |acc, &b| (acc << 8) | b as u32)).collect();
+    let mut limbs: Vec<u32> =
+        mag.chunks(4).rev().map(|c| c.iter().rev().fold(0u32, |acc, &b| (acc << 8) | b as u32)).collect();
     let mut chunks = Vec::new();
     while limbs.iter().any(|&l| l != 0) {
         let mut rem = 0u64;

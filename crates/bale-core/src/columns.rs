@@ -41,7 +41,13 @@ pub enum Child {
     Slots(Seq),
     Nums(NumList),
     /// A STR_COLUMN of `len` strings.
-    Strs { len: usize, width: Width, offs: usize, units: usize, total: usize },
+    Strs {
+        len: usize,
+        width: Width,
+        offs: usize,
+        units: usize,
+        total: usize,
+    },
 }
 
 impl Child {
@@ -60,9 +66,12 @@ impl Child {
         match *self {
             Child::Slots(s) => Value::List(s),
             Child::Nums(l) => Value::NumList(l),
-            Child::Strs { len, width, offs, units, total } => {
-                Value::Column(Column { start: offs - 16, first: 0, len, kind: ColumnKind::Strs { width, offs, units, total } })
-            }
+            Child::Strs { len, width, offs, units, total } => Value::Column(Column {
+                start: offs - 16,
+                first: 0,
+                len,
+                kind: ColumnKind::Strs { width, offs, units, total },
+            }),
         }
     }
 }

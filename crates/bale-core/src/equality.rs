@@ -109,7 +109,10 @@ fn eq_later_kinds<'a, 'b>(
             true
         }
         // Columnar lists against any list form, item by item.
-        (Value::Column(_) | Value::List(_) | Value::NumList(_), Value::Column(_) | Value::List(_) | Value::NumList(_)) => {
+        (
+            Value::Column(_) | Value::List(_) | Value::NumList(_),
+            Value::Column(_) | Value::List(_) | Value::NumList(_),
+        ) => {
             let n = ra.list_len(a).unwrap_or(0);
             if rb.list_len(b) != Some(n) {
                 return Ok(false);
@@ -145,7 +148,14 @@ fn same_place(ra: &Reader<'_>, a: &Value<'_>, rb: &Reader<'_>, b: &Value<'_>) ->
     }
 }
 
-fn eq_at(ra: &Reader<'_>, a: Value<'_>, rb: &Reader<'_>, b: Value<'_>, depth: usize, steps: &mut usize) -> Result<bool> {
+fn eq_at(
+    ra: &Reader<'_>,
+    a: Value<'_>,
+    rb: &Reader<'_>,
+    b: Value<'_>,
+    depth: usize,
+    steps: &mut usize,
+) -> Result<bool> {
     if depth > MAX_KEY_DEPTH {
         return Err(FormatError::new("values nested too deeply to compare"));
     }

@@ -2,8 +2,8 @@
 //! equal for values Python considers equal (`1 == 1.0 == True`).
 
 use crate::error::{FormatError, Result};
-use crate::reader::{Reader, Value};
 use crate::format::Width;
+use crate::reader::{Reader, Value};
 
 pub const SEED_NONE: u64 = 0x6e6f6e65;
 pub const SEED_INT: u64 = 0x696e7465676572;
@@ -178,7 +178,10 @@ fn hash_at(r: &Reader<'_>, v: Value<'_>, depth: usize, steps: &mut usize) -> Res
         }
         Value::Ext(e) if crate::typed::hashable_ext(&e) => hash_ext(&e),
         Value::Ext(e) => {
-            return Err(FormatError::at(e.start, format!("a {} is not stored as a key or set element", crate::typed::kind_name(e.kind))))
+            return Err(FormatError::at(
+                e.start,
+                format!("a {} is not stored as a key or set element", crate::typed::kind_name(e.kind)),
+            ))
         }
         Value::List(_) | Value::Column(_) | Value::Dict(_) | Value::Set(_) | Value::NumList(_) | Value::NdArray(_) => {
             return Err(FormatError::new("unhashable value (list, dict, set or array) used as a key or set element"))

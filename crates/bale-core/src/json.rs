@@ -14,11 +14,11 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
+use crate::columns::Column;
 use crate::error::FormatError;
+use crate::format::{FLAVOR_ENUM_MIXIN, FLAVOR_NAMEDTUPLE};
 use crate::format::{TAG_INT, TAG_MASK};
 use crate::hash::spend;
-use crate::format::{FLAVOR_ENUM_MIXIN, FLAVOR_NAMEDTUPLE};
-use crate::columns::Column;
 use crate::reader::{Dict, Reader, Seq, Str, Value};
 
 /// Why a value has no JSON text: the path to it (like `root[3]["a"]`) and the reason.
@@ -68,7 +68,12 @@ impl Items {
 
 /// Appends the JSON text of `v` to `out`.
 pub fn to_json(r: &Reader<'_>, v: Value<'_>, out: &mut Vec<u8>) -> std::result::Result<(), JsonError> {
-    let mut w = JsonWriter { r, stack: Vec::new(), on_path: HashSet::new(), steps: crate::hash::step_budget(r.buf().len()) + (1 << 24) };
+    let mut w = JsonWriter {
+        r,
+        stack: Vec::new(),
+        on_path: HashSet::new(),
+        steps: crate::hash::step_budget(r.buf().len()) + (1 << 24),
+    };
     w.run(v, out)
 }
 
@@ -94,7 +99,8 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
                         let at = Some(i);
                         let item = match items {
                             Items::Slots(seq) => {
-                                let slot = self.r.seq_slot(seq, i).map_err(|e| self.error_at(Fail::Malformed(e), at))?;
+                                let slot =
+                                    self.r.seq_slot(seq, i).map_err(|e| self.error_at(Fail::Malformed(e), at))?;
                                 if slot & TAG_MASK == TAG_INT {
                                     // The commonest leaf of numeric arrays, without a decode.
                                     if i > 0 {

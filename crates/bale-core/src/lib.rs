@@ -36,9 +36,12 @@ pub mod writer;
 pub use columns::{Child, Column, ColumnKind};
 pub use equality::values_eq;
 pub use error::{FormatError, Result};
-pub use reader::{announced_length, compute_checksum, compute_checksum_split, header_bytes, xxh3_64, ChecksumStream, parse_header, Dict, Header, NdArray, NumList, Reader, RecType, Record, Region, Seq, Str, Table, Value};
-pub use typed::Ext;
+pub use reader::{
+    announced_length, compute_checksum, compute_checksum_split, header_bytes, parse_header, xxh3_64, ChecksumStream,
+    Dict, Header, NdArray, NumList, Reader, RecType, Record, Region, Seq, Str, Table, Value,
+};
 pub use transplant::Transplant;
+pub use typed::Ext;
 pub use verify::{verify, verify_report, ArrayType, Report};
 pub use writer::{Builder, ForwardRefs};
 

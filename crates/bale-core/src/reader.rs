@@ -5,9 +5,9 @@
 //! kinds, valid code points. Unverified bytes can therefore produce a
 //! `FormatError`, but never an out-of-bounds read or a hang.
 
+use crate::columns::Column;
 use crate::error::{FormatError, Result};
 use crate::format::*;
-use crate::columns::Column;
 use crate::typed::{self, Ext};
 
 /// A decoded slot. Containers are cheap handles into the buffer.
@@ -476,7 +476,8 @@ impl<'a> Reader<'a> {
         let len = head >> 8;
         let body = off + 8;
         if typed::is_ext_kind(kind) {
-            let size = typed::payload_len(kind, len).map_err(|m| FormatError::at(off, format!("{} object: {m}", typed::kind_name(kind))))?;
+            let size = typed::payload_len(kind, len)
+                .map_err(|m| FormatError::at(off, format!("{} object: {m}", typed::kind_name(kind))))?;
             if size > self.buf.len() {
                 return Err(bad(off, "object length does not fit in the region"));
             }
@@ -715,12 +716,7 @@ impl<'a> Reader<'a> {
 
     /// Finds the entry of `t` for which `eq` holds, probing from `hash`.
     /// `eq` is only asked about entries whose hash slot matches the probe sequence.
-    pub fn find(
-        &self,
-        t: Table,
-        hash: u64,
-        eq: impl FnMut(Value<'a>) -> Result<bool>,
-    ) -> Result<Option<usize>> {
+    pub fn find(&self, t: Table, hash: u64, eq: impl FnMut(Value<'a>) -> Result<bool>) -> Result<Option<usize>> {
         self.find_with(t, || Ok(hash), eq)
     }
 
@@ -820,10 +816,9 @@ fn extent_error(off: usize, size: usize, limit: usize, what: &str) -> FormatErro
 #[inline]
 pub fn check_units(width: Width, data: &[u8], off: usize) -> Result<()> {
     match width {
-        Width::Ascii
-            if !data.is_ascii() => {
-                return Err(bad(off, "ASCII string holds a non-ASCII byte"));
-            }
+        Width::Ascii if !data.is_ascii() => {
+            return Err(bad(off, "ASCII string holds a non-ASCII byte"));
+        }
         Width::Ucs4 => {
             for c in data.chunks_exact(4) {
                 if u32::from_le_bytes(c.try_into().unwrap()) > 0x10FFFF {

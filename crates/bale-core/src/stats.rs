@@ -3,9 +3,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::columns::{offsets_size, ColumnKind};
 use crate::error::Result;
 use crate::format::*;
-use crate::columns::{offsets_size, ColumnKind};
 use crate::reader::{Reader, Table, Value};
 
 /// Counts of values and the bytes they occupy, by kind.
@@ -251,7 +251,12 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
 /// Counts `dicts` more dicts of `shape`; the first time, the shape's bytes
 /// and its keys too (walked after the values pushed next).
 /// Counts a record under its type, and the type's bytes the first time.
-fn count_record(r: &Reader<'_>, st: &mut Stats, type_index: &mut HashMap<usize, usize>, rec: crate::reader::Record) -> Result<()> {
+fn count_record(
+    r: &Reader<'_>,
+    st: &mut Stats,
+    type_index: &mut HashMap<usize, usize>,
+    rec: crate::reader::Record,
+) -> Result<()> {
     match type_index.get(&rec.ty.start) {
         Some(&i) => st.types[i].count += 1,
         None => {
@@ -314,14 +319,17 @@ mod tests {
             st.slots += 1;
             let tag = slot & TAG_MASK;
             let v = r.decode(slot, limit)?;
-            let inline = matches!(tag, TAG_INT | TAG_CONST | TAG_SSTR) || (matches!(tag, TAG_LIST | TAG_TUPLE) && slot >> 3 == 0);
+            let inline = matches!(tag, TAG_INT | TAG_CONST | TAG_SSTR)
+                || (matches!(tag, TAG_LIST | TAG_TUPLE) && slot >> 3 == 0);
             if !inline && !seen.insert(slot) {
                 continue;
             }
             let header = if tag == TAG_OBJ { 8 } else { 0 };
             let (kind, bytes): (&'static str, u64) = match v {
                 Value::Ext(e) => (crate::typed::kind_name(e.kind), 8 + pad8(e.payload.len()) as u64),
-                Value::NumList(l) => (if l.float { "lists (floats, raw)" } else { "lists (ints, raw)" }, 8 + 8 * l.len as u64),
+                Value::NumList(l) => {
+                    (if l.float { "lists (floats, raw)" } else { "lists (ints, raw)" }, 8 + 8 * l.len as u64)
+                }
                 Value::NdArray(a) => {
                     let head = 8 + pad8(ND_FIXED_BYTES + a.shape.len() + a.dtype.len());
                     ("numpy arrays", (head + pad8(a.data.len())) as u64)
@@ -387,7 +395,13 @@ mod tests {
         Ok(st)
     }
 
-    fn old_use_shape(r: &Reader<'_>, st: &mut Stats, stack: &mut Vec<(u64, usize)>, shape: Table, dicts: u64) -> Result<()> {
+    fn old_use_shape(
+        r: &Reader<'_>,
+        st: &mut Stats,
+        stack: &mut Vec<(u64, usize)>,
+        shape: Table,
+        dicts: u64,
+    ) -> Result<()> {
         if count_shape_use(st, shape, dicts) {
             for i in (0..shape.len).rev() {
                 stack.push((r.word(shape.pos + 8 * i)?, shape.start));

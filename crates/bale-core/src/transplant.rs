@@ -12,11 +12,11 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use crate::columns::{Column, ColumnKind};
 use crate::error::{FormatError, Result};
 use crate::format::*;
 use crate::hash::{hash_value, spend, MAX_KEY_DEPTH};
-use crate::columns::{Column, ColumnKind};
-use crate::reader::{Dict, RecType, Reader, Record, Seq, Table, Value};
+use crate::reader::{Dict, Reader, RecType, Record, Seq, Table, Value};
 use crate::writer::{Builder, ForwardRefs};
 
 /// Entries of the cache of copied strings (a power of two).
@@ -27,14 +27,44 @@ const LEAF_CACHE: usize = 1 << 16;
 const NO_ADDRESS: u64 = u64::MAX;
 
 enum Frame {
-    Seq { src: u64, seq: Seq, tuple: bool, next: usize, base: usize },
+    Seq {
+        src: u64,
+        seq: Seq,
+        tuple: bool,
+        next: usize,
+        base: usize,
+    },
     /// A TABLE row, copied as a dict.
-    Row { dict: Dict, shape: u64, next: usize, base: usize },
+    Row {
+        dict: Dict,
+        shape: u64,
+        next: usize,
+        base: usize,
+    },
     /// A TABLE (`shape` set: its copied shape) or LIST_COLUMN: its column
     /// or child slots are copied, then the object around them.
-    Columns { src: u64, col: Column, shape: Option<u64>, count: usize, next: usize, base: usize },
-    Dict { src: u64, dict: Dict, shape: u64, next: usize, base: usize },
-    Record { src: u64, rec: Record, ty: u64, next: usize, base: usize },
+    Columns {
+        src: u64,
+        col: Column,
+        shape: Option<u64>,
+        count: usize,
+        next: usize,
+        base: usize,
+    },
+    Dict {
+        src: u64,
+        dict: Dict,
+        shape: u64,
+        next: usize,
+        base: usize,
+    },
+    Record {
+        src: u64,
+        rec: Record,
+        ty: u64,
+        next: usize,
+        base: usize,
+    },
 }
 
 /// The next thing to copy: a slot, or a value that has none (an item of a column).
@@ -138,7 +168,8 @@ impl Transplant {
                     let (c, i) = (*col, *next);
                     *next += 1;
                     // A table's column slots follow its shape word; a list column's child slot is its first word.
-                    let pos = if matches!(c.kind, ColumnKind::Rows { .. }) { c.start + 16 + 8 * i } else { c.start + 8 };
+                    let pos =
+                        if matches!(c.kind, ColumnKind::Rows { .. }) { c.start + 16 + 8 * i } else { c.start + 8 };
                     Some(Next::Slot(src.word(pos)?, c.start))
                 }
                 _ => None,
@@ -168,8 +199,14 @@ impl Transplant {
                     (None, ColumnKind::Lists { offs, child }) => {
                         let offsets = (0..=col.len).map(|i| read_u32(src.buf(), offs + 4 * i)).collect::<Vec<u32>>();
                         // The copy must be a valid column whatever the source holds.
-                        if offsets[0] != 0 || offsets[col.len] as usize != child.len() || offsets.windows(2).any(|w| w[0] > w[1]) {
-                            return Err(FormatError::at(offs, "list column offsets do not run from 0 to its child's length"));
+                        if offsets[0] != 0
+                            || offsets[col.len] as usize != child.len()
+                            || offsets.windows(2).any(|w| w[0] > w[1])
+                        {
+                            return Err(FormatError::at(
+                                offs,
+                                "list column offsets do not run from 0 to its child's length",
+                            ));
                         }
                         dst.list_column(self.slots[base], &offsets)
                     }
@@ -223,11 +260,14 @@ impl Transplant {
         let base = self.slots.len();
         match c.kind {
             ColumnKind::Strs { width, offs, units, .. } => {
-                let (a, b) = (read_u32(src.buf(), offs + 4 * c.first), read_u32(src.buf(), offs + 4 * (c.first + c.len)));
+                let (a, b) =
+                    (read_u32(src.buf(), offs + 4 * c.first), read_u32(src.buf(), offs + 4 * (c.first + c.len)));
                 if a > b {
                     return Err(FormatError::at(offs, "string column offsets decrease"));
                 }
-                let offsets = (0..=c.len).map(|i| read_u32(src.buf(), offs + 4 * (c.first + i)).wrapping_sub(a)).collect::<Vec<u32>>();
+                let offsets = (0..=c.len)
+                    .map(|i| read_u32(src.buf(), offs + 4 * (c.first + i)).wrapping_sub(a))
+                    .collect::<Vec<u32>>();
                 let u = width.unit();
                 let data = src
                     .buf()
@@ -242,7 +282,14 @@ impl Transplant {
             ColumnKind::Rows { shape, .. } => {
                 let shape_out = self.shape(src, dst, shape)?;
                 self.enter(key, self.frames.len());
-                self.frames.push(Frame::Columns { src: key, col: c, shape: Some(shape_out), count: shape.len, next: 0, base });
+                self.frames.push(Frame::Columns {
+                    src: key,
+                    col: c,
+                    shape: Some(shape_out),
+                    count: shape.len,
+                    next: 0,
+                    base,
+                });
                 Ok(None)
             }
             ColumnKind::Lists { .. } => {
@@ -383,7 +430,13 @@ impl Transplant {
     }
 
     /// Slots in `dst` and key hashes of the entries of a set or shape.
-    fn elements(&mut self, src: &Reader<'_>, dst: &mut Builder, t: Table, depth: usize) -> Result<(Vec<u64>, Vec<u64>)> {
+    fn elements(
+        &mut self,
+        src: &Reader<'_>,
+        dst: &mut Builder,
+        t: Table,
+        depth: usize,
+    ) -> Result<(Vec<u64>, Vec<u64>)> {
         // A copy gets a fresh index, so a damaged one would go unseen:
         // keys held twice or not stored canonically are refused here.
         crate::verify::check_table(src, t)?;

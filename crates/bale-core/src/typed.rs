@@ -28,7 +28,8 @@ pub fn payload_len(kind: u8, aux: u64) -> std::result::Result<usize, &'static st
         KIND_DATE => 0,
         KIND_TIME | KIND_DATETIME => {
             let tz = aux & 3;
-            if tz == 3 || aux & 0xF0 != 0 || (tz != TZ_FIXED && aux & TZ_NAMED != 0) || (tz == TZ_NONE && aux >> 8 != 0) {
+            if tz == 3 || aux & 0xF0 != 0 || (tz != TZ_FIXED && aux & TZ_NAMED != 0) || (tz == TZ_NONE && aux >> 8 != 0)
+            {
                 return Err("bad time zone bits");
             }
             8 + if tz == TZ_FIXED { 8 } else { 0 } + (aux >> 8) as usize
@@ -70,7 +71,10 @@ pub struct Clock {
 pub enum Tz<'a> {
     Naive,
     /// A fixed offset from UTC, in microseconds, with its name if one was given.
-    Fixed { offset_us: i64, name: Option<&'a str> },
+    Fixed {
+        offset_us: i64,
+        name: Option<&'a str>,
+    },
     /// An IANA zone by key (`zoneinfo.ZoneInfo`).
     Zone(&'a str),
 }
@@ -99,7 +103,12 @@ pub fn pack_date(d: Date) -> u64 {
 
 pub fn unpack_date(aux: u64) -> std::result::Result<Date, &'static str> {
     let d = Date { day: (aux & 31) as u8, month: ((aux >> 5) & 15) as u8, year: (aux >> 9) as u16 };
-    if aux >> 23 != 0 || !(1..=9999).contains(&d.year) || !(1..=12).contains(&d.month) || d.day == 0 || d.day > days_in_month(d.year, d.month) {
+    if aux >> 23 != 0
+        || !(1..=9999).contains(&d.year)
+        || !(1..=12).contains(&d.month)
+        || d.day == 0
+        || d.day > days_in_month(d.year, d.month)
+    {
         return Err("invalid date");
     }
     Ok(d)
@@ -360,7 +369,20 @@ mod tests {
 
     #[test]
     fn decimal_texts() {
-        for ok in ["0", "-0", "1.5", "1E+5", "1.23E-7", "Infinity", "-Infinity", "NaN", "NaN123", "-sNaN", "0E-7", "12345678901234567890.5"] {
+        for ok in [
+            "0",
+            "-0",
+            "1.5",
+            "1E+5",
+            "1.23E-7",
+            "Infinity",
+            "-Infinity",
+            "NaN",
+            "NaN123",
+            "-sNaN",
+            "0E-7",
+            "12345678901234567890.5",
+        ] {
             assert!(decimal_text_ok(ok.as_bytes()), "{ok}");
         }
         for bad in ["", "-", ".5", "5.", "1e5", "1E", "1E+", "inf", "NaNx", "1_000", " 1", "+1", "1.2.3"] {
@@ -389,7 +411,12 @@ mod tests {
         let e = Ext { kind: KIND_DATETIME, start: 64, aux, payload: &p };
         assert_eq!(payload_len(KIND_DATETIME, aux).unwrap(), p.len());
         assert_eq!(decode_moment(&e).unwrap(), m);
-        let t = Moment { date: None, clock: m.clock, fold: false, tz: Tz::Fixed { offset_us: -3_600_000_000, name: Some("X") } };
+        let t = Moment {
+            date: None,
+            clock: m.clock,
+            fold: false,
+            tz: Tz::Fixed { offset_us: -3_600_000_000, name: Some("X") },
+        };
         let (aux, p) = encode_moment(&t);
         let e = Ext { kind: KIND_TIME, start: 64, aux, payload: &p };
         assert_eq!(decode_moment(&e).unwrap(), t);

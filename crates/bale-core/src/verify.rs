@@ -248,11 +248,7 @@ fn walk<'a>(region: &Region<'a>, start: Work) -> Result<Verifier<'a>> {
 impl<'a> Verifier<'a> {
     /// Records a visit of the container at `pos`; false means already checked.
     fn first_visit(&mut self, slot: u64, pos: usize, headerless: bool) -> Result<bool> {
-        let seen = if headerless {
-            self.sequences.test_and_set(pos / 8)
-        } else {
-            self.objects.test_and_set(pos / 8)
-        };
+        let seen = if headerless { self.sequences.test_and_set(pos / 8) } else { self.objects.test_and_set(pos / 8) };
         if !seen {
             return Ok(true);
         }
@@ -377,7 +373,10 @@ impl<'a> Verifier<'a> {
         }
         match value {
             Value::Str(s) => {
-                if tag == TAG_OBJ && s.len * s.width.unit() > RECHECK_STR_BYTES && self.shareable.test_and_set(slot as usize / 8) {
+                if tag == TAG_OBJ
+                    && s.len * s.width.unit() > RECHECK_STR_BYTES
+                    && self.shareable.test_and_set(slot as usize / 8)
+                {
                     return Ok(());
                 }
                 // decode() proved ASCII strings ASCII, which is their canonical width.
@@ -439,14 +438,21 @@ impl<'a> Verifier<'a> {
             Value::Record(rec) => {
                 // Enum members are immutable singletons: shared by design.
                 let member = rec.ty.flavor == FLAVOR_ENUM || rec.ty.flavor == FLAVOR_ENUM_MIXIN;
-                let first = if member { !self.shareable.test_and_set(rec.start / 8) } else { self.first_visit(slot, rec.start, false)? };
+                let first = if member {
+                    !self.shareable.test_and_set(rec.start / 8)
+                } else {
+                    self.first_visit(slot, rec.start, false)?
+                };
                 if first {
                     // Types, like shapes, are shared by design.
                     if !self.shareable.test_and_set(rec.ty.start / 8) {
                         let r = self.r;
                         r.type_name(rec.ty)?;
                         if member && !enum_fields(&r, rec)? {
-                            return Err(FormatError::at(rec.ty.start, "an enum member's TYPE does not have exactly the fields name and value"));
+                            return Err(FormatError::at(
+                                rec.ty.start,
+                                "an enum member's TYPE does not have exactly the fields name and value",
+                            ));
                         }
                         self.check(rec.ty.name, rec.ty.start)?;
                         for i in 0..rec.len {
@@ -492,13 +498,19 @@ impl<'a> Verifier<'a> {
                 for i in 0..c.len {
                     let end = read_u32(r.buf(), offs + 4 * (i + 1)) as usize;
                     if end < prev || end > total {
-                        return Err(FormatError::at(offs + 4 * i, "string column offsets decrease or run past its units"));
+                        return Err(FormatError::at(
+                            offs + 4 * i,
+                            "string column offsets decrease or run past its units",
+                        ));
                     }
                     let u = width.unit();
                     let data = &r.buf()[units + prev * u..units + end * u];
                     crate::reader::check_units(width, data, units + prev * u)?;
                     if width != Width::Ascii && canonical_width(width, data) != width {
-                        return Err(FormatError::at(units + prev * u, "string column holds a string not at its smallest width"));
+                        return Err(FormatError::at(
+                            units + prev * u,
+                            "string column holds a string not at its smallest width",
+                        ));
                     }
                     prev = end;
                 }
@@ -539,12 +551,18 @@ pub fn check_table(r: &Reader<'_>, t: Table) -> Result<()> {
                 let len = ((slot >> 3) & 7) as usize;
                 let b = slot.to_le_bytes();
                 if b[0] & 0xC0 != 0 || b[1 + len..].iter().any(|&c| c != 0) {
-                    return Err(FormatError::at(t.pos + 8 * i, "set or dict key is an inline string with non-zero padding"));
+                    return Err(FormatError::at(
+                        t.pos + 8 * i,
+                        "set or dict key is an inline string with non-zero padding",
+                    ));
                 }
             }
             if let Value::Str(s) = item {
                 if s.width != Width::Ascii && canonical_width(s.width, s.units()) != s.width {
-                    return Err(FormatError::at(t.start, "set or dict key is a string not stored at its smallest width"));
+                    return Err(FormatError::at(
+                        t.start,
+                        "set or dict key is a string not stored at its smallest width",
+                    ));
                 }
             }
             hashes.push(hash_value(r, item, 0)?);

@@ -35,7 +35,10 @@ impl Builder {
     /// elsewhere: offsets start at `base`, slots may refer to the existing
     /// bytes, and only the new bytes are kept here (see `new_bytes`).
     pub fn continuing(base: usize, cap: usize) -> Builder {
-        assert!(base.is_multiple_of(8) && base >= HEADER_LEN, "a region's length is a multiple of 8 and at least its header");
+        assert!(
+            base.is_multiple_of(8) && base >= HEADER_LEN,
+            "a region's length is a multiple of 8 and at least its header"
+        );
         Builder { buf: Vec::with_capacity(cap), base, flags: 0, index_scratch: Vec::new() }
     }
     /// The bytes written so far (a valid prefix to read with `Reader`,

@@ -67,7 +67,14 @@ fn typed() -> Py {
     let uuid: Vec<u8> = (0..16u8).map(|k| k * 17).collect();
     list(vec![
         ext(KIND_DATE, pack_date(Date { year: 2024, month: 2, day: 29 }), vec![], "date(2024, 2, 29)"),
-        moment(KIND_DATETIME, Some((2021, 11, 7)), (1, 30, 0, 5), true, Tz::Naive, "datetime(2021, 11, 7, 1, 30, 0, 5, fold=1)"),
+        moment(
+            KIND_DATETIME,
+            Some((2021, 11, 7)),
+            (1, 30, 0, 5),
+            true,
+            Tz::Naive,
+            "datetime(2021, 11, 7, 1, 30, 0, 5, fold=1)",
+        ),
         moment(
             KIND_DATETIME,
             Some((2020, 1, 1)),
@@ -85,7 +92,12 @@ fn typed() -> Py {
             "datetime(2021, 10, 31, 2, 30, fold=1, tzinfo=ZoneInfo('Europe/Paris'))",
         ),
         moment(KIND_TIME, None, (23, 59, 59, 999_999), false, Tz::Naive, "time(23, 59, 59, 999999)"),
-        ext(KIND_TIMEDELTA, 0, encode_delta(Delta { days: -3, seconds: 5, micros: 7 }), "timedelta(days=-3, seconds=5, microseconds=7)"),
+        ext(
+            KIND_TIMEDELTA,
+            0,
+            encode_delta(Delta { days: -3, seconds: 5, micros: 7 }),
+            "timedelta(days=-3, seconds=5, microseconds=7)",
+        ),
         ext(KIND_DECIMAL, 8, b"-1.23E+5".to_vec(), "Decimal('-1.23E+5')"),
         ext(KIND_UUID, 0, uuid, "UUID('00112233-4455-6677-8899-aabbccddeeff')"),
         ext(KIND_RANGE, 0, range, "range(3, 100, 7)"),
@@ -139,14 +151,7 @@ fn vectors() -> Vec<(&'static str, Py)> {
         ),
         (
             "bigints",
-            list(vec![
-                i(1 << 63),
-                i(-(1 << 63) - 1),
-                i(1 << 64),
-                i(-(1 << 100)),
-                i((1 << 120) + 12345),
-                i(i128::MIN),
-            ]),
+            list(vec![i(1 << 63), i(-(1 << 63) - 1), i(1 << 64), i(-(1 << 100)), i((1 << 120) + 12345), i(i128::MIN)]),
         ),
         (
             "floats",
@@ -295,7 +300,14 @@ fn vectors() -> Vec<(&'static str, Py)> {
                     .collect(),
             ),
         ),
-        ("number_lists", list(vec![list(vec![i(1), i(-2), i(i64::MAX as i128)]), list(vec![f(0.5), f(-0.0)]), list(vec![i(1), f(1.0)])])),
+        (
+            "number_lists",
+            list(vec![
+                list(vec![i(1), i(-2), i(i64::MAX as i128)]),
+                list(vec![f(0.5), f(-0.0)]),
+                list(vec![i(1), f(1.0)]),
+            ]),
+        ),
         (
             "empty",
             list(vec![
@@ -317,7 +329,11 @@ fn py_float(x: f64) -> String {
     if x.is_nan() {
         "nan".into()
     } else if x.is_infinite() {
-        if x > 0.0 { "inf".into() } else { "-inf".into() }
+        if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
     } else {
         format!("{x:?}")
     }
@@ -447,15 +463,20 @@ impl Writer {
         match v {
             // Lists of only floats, or only ints that fit in 64 bits, are number lists.
             Py::List(items) if !items.is_empty() && items.iter().all(|x| matches!(x, Py::Float(_))) => {
-                let words: Vec<u64> = items.iter().map(|x| if let Py::Float(f) = x { f.to_bits() } else { 0 }).collect();
+                let words: Vec<u64> =
+                    items.iter().map(|x| if let Py::Float(f) = x { f.to_bits() } else { 0 }).collect();
                 self.b.num_list(true, &words)
             }
-            Py::List(items) if !items.is_empty() && items.iter().all(|x| matches!(x, Py::Int(n) if i64::try_from(*n).is_ok())) => {
-                let words: Vec<u64> = items.iter().map(|x| if let Py::Int(n) = x { *n as i64 as u64 } else { 0 }).collect();
+            Py::List(items)
+                if !items.is_empty() && items.iter().all(|x| matches!(x, Py::Int(n) if i64::try_from(*n).is_ok())) =>
+            {
+                let words: Vec<u64> =
+                    items.iter().map(|x| if let Py::Int(n) = x { *n as i64 as u64 } else { 0 }).collect();
                 self.b.num_list(false, &words)
             }
             // A 2-tuple of ints that fit in 29 bits each is a PAIR slot.
-            Py::Tuple(items) if matches!(&items[..], [Py::Int(a), Py::Int(b)] if make_pair_slot(*a as i64, *b as i64).is_some() && i64::try_from(*a).is_ok() && i64::try_from(*b).is_ok()) => {
+            Py::Tuple(items) if matches!(&items[..], [Py::Int(a), Py::Int(b)] if make_pair_slot(*a as i64, *b as i64).is_some() && i64::try_from(*a).is_ok() && i64::try_from(*b).is_ok()) =>
+            {
                 let [Py::Int(a), Py::Int(b)] = &items[..] else { unreachable!() };
                 make_pair_slot(*a as i64, *b as i64).unwrap()
             }
@@ -493,7 +514,9 @@ impl Writer {
         let Py::List(rows) = v else { return None };
         let scalar = |x: &Py| matches!(x, Py::None | Py::Bool(_) | Py::Int(_) | Py::Float(_) | Py::Str(_));
         let keys = match rows.first() {
-            Some(Py::Dict(kv)) if rows.len() >= 4 && !kv.is_empty() && kv.len() <= 64 => kv.iter().map(|(k, _)| py(k)).collect::<Vec<_>>(),
+            Some(Py::Dict(kv)) if rows.len() >= 4 && !kv.is_empty() && kv.len() <= 64 => {
+                kv.iter().map(|(k, _)| py(k)).collect::<Vec<_>>()
+            }
             _ => return None,
         };
         for row in rows {
@@ -518,7 +541,8 @@ impl Writer {
         };
         let cols: Vec<u64> = (0..keys.len())
             .map(|j| {
-                let values: Vec<&Py> = rows.iter().map(|r| if let Py::Dict(kv) = r { &kv[j].1 } else { unreachable!() }).collect();
+                let values: Vec<&Py> =
+                    rows.iter().map(|r| if let Py::Dict(kv) = r { &kv[j].1 } else { unreachable!() }).collect();
                 self.column(&values)
             })
             .collect();
@@ -550,16 +574,29 @@ impl Writer {
     /// else slots.
     fn scalar_column(&mut self, values: &[&Py]) -> u64 {
         let as_list = Py::List(values.iter().map(|x| (*x).clone()).collect());
-        let numbers = values.iter().all(|x| matches!(x, Py::Float(_))) || values.iter().all(|x| matches!(x, Py::Int(n) if i64::try_from(*n).is_ok()));
+        let numbers = values.iter().all(|x| matches!(x, Py::Float(_)))
+            || values.iter().all(|x| matches!(x, Py::Int(n) if i64::try_from(*n).is_ok()));
         if numbers {
             return self.value(&as_list);
         }
-        let strs: Option<Vec<(Width, Vec<u8>, usize)>> =
-            values.iter().map(|x| if let Py::Str(cps) = x { let (w, u) = units_of(cps); Some((w, u, cps.len())) } else { None }).collect();
+        let strs: Option<Vec<(Width, Vec<u8>, usize)>> = values
+            .iter()
+            .map(|x| {
+                if let Py::Str(cps) = x {
+                    let (w, u) = units_of(cps);
+                    Some((w, u, cps.len()))
+                } else {
+                    None
+                }
+            })
+            .collect();
         if let Some(strs) = strs {
             let width = strs[0].0;
             let units: usize = strs.iter().map(|s| s.1.len()).sum();
-            let as_slots: usize = strs.iter().map(|(w, u, n)| 8 + if *w == Width::Ascii && *n <= SSTR_MAX { 0 } else { pad8(u.len()) }).sum();
+            let as_slots: usize = strs
+                .iter()
+                .map(|(w, u, n)| 8 + if *w == Width::Ascii && *n <= SSTR_MAX { 0 } else { pad8(u.len()) })
+                .sum();
             if strs.iter().all(|s| s.0 == width) && 4 * strs.len() + units < as_slots {
                 let mut offsets = vec![0u32];
                 let mut data = Vec::new();
@@ -766,8 +803,9 @@ fn regenerate_golden_vectors() {
 fn golden_vectors_match_the_builder() {
     for (name, v) in vectors() {
         let path = vectors_dir().join(format!("{name}.bale"));
-        let file = std::fs::read(&path)
-            .unwrap_or_else(|e| panic!("{}: {e} (regenerate the vectors, see tests/vectors/README.md)", path.display()));
+        let file = std::fs::read(&path).unwrap_or_else(|e| {
+            panic!("{}: {e} (regenerate the vectors, see tests/vectors/README.md)", path.display())
+        });
         assert!(file.len() < 1024, "{name} is {} bytes: keep vectors small", file.len());
         assert!(build(&v) == file, "{name}.bale differs from what the Builder writes for {}", py(&v));
     }
@@ -845,7 +883,8 @@ fn format_md_example_is_dict_small() {
         let Some(off) = parts.next().filter(|p| p.len() == 3).and_then(|p| usize::from_str_radix(p, 16).ok()) else {
             continue;
         };
-        let bytes: Vec<u8> = parts.take(8).map_while(|p| u8::from_str_radix(p, 16).ok().filter(|_| p.len() == 2)).collect();
+        let bytes: Vec<u8> =
+            parts.take(8).map_while(|p| u8::from_str_radix(p, 16).ok().filter(|_| p.len() == 2)).collect();
         if bytes.len() == 8 {
             for (k, b) in bytes.into_iter().enumerate() {
                 dump[off + k] = Some(b);

@@ -102,7 +102,8 @@ fn one_equals_one_point_oh_equals_true_equals_complex() {
 
 #[test]
 fn zero_and_negative_zero() {
-    let bytes = region(|b| vec![b.int(0), b.float(0.0), b.float(-0.0), SLOT_FALSE, b.complex(-0.0, 0.0), b.complex(0.0, -0.0)]);
+    let bytes =
+        region(|b| vec![b.int(0), b.float(0.0), b.float(-0.0), SLOT_FALSE, b.complex(-0.0, 0.0), b.complex(0.0, -0.0)]);
     let (r, v) = items(&bytes);
     assert_all_equal(&r, &v);
     assert_eq!(h(&r, v[2]), spec_mix(0x696e7465676572));
@@ -112,7 +113,8 @@ fn zero_and_negative_zero() {
 fn two_to_the_63_as_bigint_equals_the_float() {
     let mut le = vec![0u8; 9];
     le[7] = 0x80;
-    let bytes = region(|b| vec![b.int_bytes(&le), b.float(9223372036854775808.0), b.complex(9223372036854775808.0, 0.0)]);
+    let bytes =
+        region(|b| vec![b.int_bytes(&le), b.float(9223372036854775808.0), b.complex(9223372036854775808.0, 0.0)]);
     let (r, v) = items(&bytes);
     assert!(matches!(v[0], Value::BigInt(x) if x == &le[..]));
     assert_all_equal(&r, &v);
@@ -139,20 +141,20 @@ fn big_and_edge_ints_against_floats() {
     };
     let bytes = region(|b| {
         vec![
-            b.int_bytes(&two64),               // 0
-            b.float(18446744073709551616.0),   // 1
-            b.int_bytes(&minus_two64),         // 2
-            b.float(-18446744073709551616.0),  // 3
-            b.int(i64::MIN),                   // 4: INT64 object
-            b.float(-9223372036854775808.0),   // 5
-            b.int_bytes(&two63_plus_1),        // 6
-            b.float(9223372036854775808.0),    // 7
-            b.int(INT_MAX + 1),                // 8: 2^60 as INT64
-            b.float(1152921504606846976.0),    // 9
-            b.float(1e300),                    // 10
+            b.int_bytes(&two64),                           // 0
+            b.float(18446744073709551616.0),               // 1
+            b.int_bytes(&minus_two64),                     // 2
+            b.float(-18446744073709551616.0),              // 3
+            b.int(i64::MIN),                               // 4: INT64 object
+            b.float(-9223372036854775808.0),               // 5
+            b.int_bytes(&two63_plus_1),                    // 6
+            b.float(9223372036854775808.0),                // 7
+            b.int(INT_MAX + 1),                            // 8: 2^60 as INT64
+            b.float(1152921504606846976.0),                // 9
+            b.float(1e300),                                // 10
             b.int_bytes(&hash::float_to_int_bytes(1e300)), // 11
-            b.float(f64::INFINITY),            // 12
-            b.float(f64::NAN),                 // 13
+            b.float(f64::INFINITY),                        // 12
+            b.float(f64::NAN),                             // 13
         ]
     });
     let (r, v) = items(&bytes);
@@ -288,15 +290,15 @@ fn frozensets_are_order_independent() {
     big_rev.reverse();
     let bytes = region(|b| {
         vec![
-            int_set(b, true, &[1, 2, 3]),      // 0
-            int_set(b, true, &[3, 1, 2]),      // 1
-            int_set(b, false, &[2, 3, 1]),     // 2: a set equals a frozenset
-            int_set(b, true, &[1, 2, 4]),      // 3
-            int_set(b, true, &[1, 2]),         // 4
-            int_set(b, true, &big),            // 5
-            int_set(b, true, &big_rev),        // 6
-            int_set(b, true, &[]),             // 7
-            int_set(b, false, &big_rev),       // 8
+            int_set(b, true, &[1, 2, 3]),  // 0
+            int_set(b, true, &[3, 1, 2]),  // 1
+            int_set(b, false, &[2, 3, 1]), // 2: a set equals a frozenset
+            int_set(b, true, &[1, 2, 4]),  // 3
+            int_set(b, true, &[1, 2]),     // 4
+            int_set(b, true, &big),        // 5
+            int_set(b, true, &big_rev),    // 6
+            int_set(b, true, &[]),         // 7
+            int_set(b, false, &big_rev),   // 8
         ]
     });
     let (r, v) = items(&bytes);
@@ -413,7 +415,9 @@ fn lookup_str_small_and_indexed_dicts() {
                 other => panic!("key {k:?} of {n}: {other:?}"),
             }
         }
-        for absent in ["", "x", "name_", "nam", "a rather long key", "ü", "🔑", "name_100000", "0 ", &format!("{n}0000")] {
+        for absent in
+            ["", "x", "name_", "nam", "a rather long key", "ü", "🔑", "name_100000", "0 ", &format!("{n}0000")]
+        {
             assert!(lookup_str(&region.reader, d, absent).unwrap().is_none(), "{absent:?} absent from {n} keys");
         }
     }
@@ -458,7 +462,8 @@ fn lookup_str_ignores_non_string_keys() {
             keys.push(b.int(100 + i as i64));
         }
         let r = Reader::new(b.bytes());
-        let hashes: Vec<u64> = keys.iter().map(|&s| hash_value(&r, r.decode(s, b.len()).unwrap(), 0).unwrap()).collect();
+        let hashes: Vec<u64> =
+            keys.iter().map(|&s| hash_value(&r, r.decode(s, b.len()).unwrap(), 0).unwrap()).collect();
         let shape = b.shape(&keys, &hashes);
         let vals: Vec<u64> = (0..keys.len()).map(|i| b.int(i as i64)).collect();
         let d = b.dict(shape, &vals);

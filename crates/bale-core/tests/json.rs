@@ -47,7 +47,13 @@ fn dicts_with_every_scalar_key_kind() {
         let keys = [b.str_utf8("name"), make_int_slot(7).unwrap(), SLOT_TRUE, SLOT_NONE, b.float(2.5)];
         let h = hashes(b, &keys);
         let shape = b.shape(&keys, &h);
-        let vals = [b.str_utf8("x"), make_int_slot(1).unwrap(), make_int_slot(2).unwrap(), make_int_slot(3).unwrap(), make_int_slot(4).unwrap()];
+        let vals = [
+            b.str_utf8("x"),
+            make_int_slot(1).unwrap(),
+            make_int_slot(2).unwrap(),
+            make_int_slot(3).unwrap(),
+            make_int_slot(4).unwrap(),
+        ];
         b.dict(shape, &vals)
     })
     .unwrap();
@@ -82,7 +88,19 @@ fn big_ints_in_decimal() {
         bale_core::hash::minimize_twos_complement(&mut b);
         b
     };
-    for v in [0i128, 1, -1, 255, -256, i64::MAX as i128 + 1, i64::MIN as i128 - 1, 10i128.pow(30), -(10i128.pow(37)) - 12345, i128::MIN, i128::MAX] {
+    for v in [
+        0i128,
+        1,
+        -1,
+        255,
+        -256,
+        i64::MAX as i128 + 1,
+        i64::MIN as i128 - 1,
+        10i128.pow(30),
+        -(10i128.pow(37)) - 12345,
+        i128::MIN,
+        i128::MAX,
+    ] {
         assert_eq!(bigint_decimal(&le(v)), v.to_string());
     }
     let s = json_of(|b| b.int_bytes(&le(10i128.pow(30)))).unwrap();

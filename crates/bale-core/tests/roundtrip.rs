@@ -317,7 +317,7 @@ fn short_strings_and_widths() {
         (cps_of("é"), TAG_STR),
         (cps_of("€"), TAG_STR),
         (cps_of("日本語のテキスト"), TAG_STR),
-        (vec![0xD800], TAG_STR),          // a lone surrogate is a UCS-2 code point
+        (vec![0xD800], TAG_STR), // a lone surrogate is a UCS-2 code point
         (vec![0x41, 0xDFFF, 0x42], TAG_STR),
         (vec![0xFFFF], TAG_STR),
         (vec![0x10000], TAG_STR),
@@ -679,7 +679,8 @@ fn dict_with_mixed_keys_and_values() {
         let k_long = b.str_utf8("long key here");
         let keys = [k_int, k_float, SLOT_NONE, k_tuple, k_empty, k_long];
         let r = Reader::new(b.bytes());
-        let hashes: Vec<u64> = keys.iter().map(|&s| hash_value(&r, r.decode(s, b.len()).unwrap(), 0).unwrap()).collect();
+        let hashes: Vec<u64> =
+            keys.iter().map(|&s| hash_value(&r, r.decode(s, b.len()).unwrap(), 0).unwrap()).collect();
         let shape = b.shape(&keys, &hashes);
         let v0 = b.str_utf8("one");
         let v1 = b.bytes_obj(b"x");

@@ -801,8 +801,8 @@ fn non_minimal_big_ints() {
             x[8] = 1; // 2^64 in 10 bytes (minimal: 9)
             x
         },
-        vec![0u8; 10],   // 0
-        vec![0xFF; 10],  // -1
+        vec![0u8; 10],  // 0
+        vec![0xFF; 10], // -1
         {
             let mut x = vec![0xFFu8; 10];
             x[8] = 0x80; // -2^71... in 10 bytes, minimal 9
@@ -1242,11 +1242,9 @@ fn long_string_referenced_forward_after_a_valid_reference() {
 #[test]
 fn fixed_size_objects_with_a_length_field() {
     // INT64, FLOAT and COMPLEX have len 0 (FORMAT.md's table).
-    for (kind, words) in [
-        (KIND_FLOAT, vec![0x3FF0_0000_0000_0000u64]),
-        (KIND_INT64, vec![i64::MAX as u64]),
-        (KIND_COMPLEX, vec![0, 0]),
-    ] {
+    for (kind, words) in
+        [(KIND_FLOAT, vec![0x3FF0_0000_0000_0000u64]), (KIND_INT64, vec![i64::MAX as u64]), (KIND_COMPLEX, vec![0, 0])]
+    {
         let mut body = vec![header_word(kind, 0)];
         body.extend(&words);
         accept(&raw_region(&body, 64, 0));
@@ -1505,10 +1503,8 @@ mod parallel_walk {
         let mut b = Builder::new();
         let key_a = b.str_utf8("name");
         let key_b = b.str_utf8("a key longer than seven");
-        let hashes = [
-            bale_core::hash::hash_str_units(b"name"),
-            bale_core::hash::hash_str_units(b"a key longer than seven"),
-        ];
+        let hashes =
+            [bale_core::hash::hash_str_units(b"name"), bale_core::hash::hash_str_units(b"a key longer than seven")];
         let shape = b.shape(&[key_a, key_b], &hashes);
         // One long string referenced by every record: shareable by design.
         let long = b.str_utf8(&"x".repeat(300));
@@ -1553,10 +1549,17 @@ fn table_region(tamper: impl FnOnce(&mut Vec<u8>, usize, usize)) -> Vec<u8> {
     let k1 = b.str_utf8("id");
     let k2 = b.str_utf8("name");
     let k3 = b.str_utf8("tags");
-    let shape = b.shape(&[k1, k2, k3], &[hash::hash_str_units(b"id"), hash::hash_str_units(b"name"), hash::hash_str_units(b"tags")]);
+    let shape = b.shape(
+        &[k1, k2, k3],
+        &[hash::hash_str_units(b"id"), hash::hash_str_units(b"name"), hash::hash_str_units(b"tags")],
+    );
     let ids = b.num_list(false, &[1, 2, 3]);
     let names = b.str_column(Width::Ascii, &[0, 3, 3, 8], b"annbobby");
-    let tag_strs = b.str_column(Width::Latin1, &[0, 2, 3], "\u{e9}\u{e9}\u{e8}".chars().map(|c| c as u8).collect::<Vec<_>>().as_slice());
+    let tag_strs = b.str_column(
+        Width::Latin1,
+        &[0, 2, 3],
+        "\u{e9}\u{e9}\u{e8}".chars().map(|c| c as u8).collect::<Vec<_>>().as_slice(),
+    );
     let tags = b.list_column(tag_strs, &[0, 0, 1, 2]);
     let table = b.table_object(3, shape, &[ids, names, tags]);
     let mut bytes = b.finish(table);

@@ -45,7 +45,13 @@ impl StoredBytes {
 }
 
 /// The value at `key` in the container `v`.
-fn item<'a>(py: Python<'_>, region: &Region, r: &Reader<'a>, v: Value<'a>, key: &Bound<'_, PyAny>) -> PyResult<Value<'a>> {
+fn item<'a>(
+    py: Python<'_>,
+    region: &Region,
+    r: &Reader<'a>,
+    v: Value<'a>,
+    key: &Bound<'_, PyAny>,
+) -> PyResult<Value<'a>> {
     let seq = match v {
         Value::List(s) | Value::Tuple(s) => Some(Items::Slots(s)),
         Value::Column(c) => Some(Items::Column(c)),
@@ -63,7 +69,8 @@ fn item<'a>(py: Python<'_>, region: &Region, r: &Reader<'a>, v: Value<'a>, key: 
             None => Err(PyKeyError::new_err(key.clone().unbind())),
         },
         Value::Record(rec) => {
-            let name = key.cast::<PyString>().map_err(|_| PyTypeError::new_err("a record's field is named by a str"))?;
+            let name =
+                key.cast::<PyString>().map_err(|_| PyTypeError::new_err("a record's field is named by a str"))?;
             let (width, units) = unsafe { crate::strings::str_units(name.as_ptr()) };
             match r.find_str(rec.ty.fields, width, units).map_err(format_error)? {
                 Some(i) => r.record_value(rec, i).map_err(format_error),
@@ -106,7 +113,11 @@ fn kind(v: &Value<'_>) -> &'static str {
 /// alive; it equals the bytes, but is not hashable and is not `bytes`.
 #[pyfunction]
 #[pyo3(signature = (container, key = None))]
-pub fn memoryview_of<'py>(py: Python<'py>, container: &Bound<'py, PyAny>, key: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+pub fn memoryview_of<'py>(
+    py: Python<'py>,
+    container: &Bound<'py, PyAny>,
+    key: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
     let (region, start, len) = {
         let (region, value) = if let Ok(reg) = container.cast::<Region>() {
             reg.get().check_open()?;

@@ -37,7 +37,10 @@ pub fn column(py: Python<'_>, records: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>
         let at = find_in(reg, shape, key)?.ok_or_else(|| missing(0, key))?;
         let col = r.table_column(start, cols, at).map_err(format_error)?;
         if r.list_len(&col) != Some(len) {
-            return Err(format_error(bale_core::FormatError::at(cols + 8 * at, "table column is not a list as long as its table")));
+            return Err(format_error(bale_core::FormatError::at(
+                cols + 8 * at,
+                "table column is not a list as long as its table",
+            )));
         }
         for i in 0..len {
             values.push(r.list_item(col, i).map_err(format_error)?);
@@ -74,7 +77,10 @@ pub fn column(py: Python<'_>, records: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>
 }
 
 fn missing(i: usize, key: &Bound<'_, PyAny>) -> PyErr {
-    PyKeyError::new_err(format!("column(): item {i} has no key {}", key.repr().map(|r| r.to_string()).unwrap_or_default()))
+    PyKeyError::new_err(format!(
+        "column(): item {i} has no key {}",
+        key.repr().map(|r| r.to_string()).unwrap_or_default()
+    ))
 }
 
 /// The values as numbers, if they all are ints (in i64) or all numbers.

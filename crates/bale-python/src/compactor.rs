@@ -10,30 +10,29 @@
 use std::fmt::Write;
 use std::ptr::addr_of_mut;
 
+use bale_core::format::Width;
 use bale_core::format::{
-    FLAVOR_ENUM, FLAVOR_ENUM_MIXIN, FLAVOR_NAMEDTUPLE,
-    make_int_slot, make_pair_slot, make_seq_slot, make_sstr_slot, SHORT_MAX, FLAG_CYCLIC, FLAG_SHARED, SLOT_EMPTY_LIST, SLOT_EMPTY_TUPLE, SLOT_FALSE, SLOT_NONE,
+    make_int_slot, make_pair_slot, make_seq_slot, make_sstr_slot, FLAG_CYCLIC, FLAG_SHARED, FLAVOR_ENUM,
+    FLAVOR_ENUM_MIXIN, FLAVOR_NAMEDTUPLE, SHORT_MAX, SLOT_EMPTY_LIST, SLOT_EMPTY_TUPLE, SLOT_FALSE, SLOT_NONE,
     SLOT_TRUE, TAG_LIST, TAG_TUPLE,
 };
-use bale_core::format::Width;
 use bale_core::hash::{
-    frozenset_hash, hash_bigint, hash_bytes, hash_complex, hash_f64, hash_i64, hash_str_units, minimize_twos_complement,
-    mix, TupleHasher, MAX_KEY_DEPTH, SEED_NONE,
+    frozenset_hash, hash_bigint, hash_bytes, hash_complex, hash_f64, hash_i64, hash_str_units, mix, TupleHasher,
+    MAX_KEY_DEPTH, SEED_NONE,
 };
 use bale_core::{Builder, ForwardRefs, Transplant};
 use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::errors::CompactError;
 use crate::ints::int_value;
-use crate::strings::str_units;
 use crate::region::Region;
-use crate::views::{check_expansion, view_parts, Items, Node};
-use bale_core::columns::is_slice;
+use crate::strings::str_units;
 use crate::thawing::thaw_value;
 use crate::typed::{classify, scalar_parts, ArrayParts, Handler};
+use crate::views::{check_expansion, view_parts, Items, Node};
+use bale_core::columns::is_slice;
 
 /// Path depth up to which cycle checks scan the path instead of a hash set.
 const LINEAR_PATH: usize = 32;
@@ -59,11 +58,33 @@ pub(crate) const PREFETCH_AHEAD: usize = 4;
 
 #[derive(Clone, Copy)]
 pub(crate) enum Frame {
-    Seq { obj: *mut PyObject, tuple: bool, len: usize, next: usize, base: usize },
-    Dict { obj: *mut PyObject, shape: u64, items: usize, len: usize, next: usize, base: usize },
+    Seq {
+        obj: *mut PyObject,
+        tuple: bool,
+        len: usize,
+        next: usize,
+        base: usize,
+    },
+    Dict {
+        obj: *mut PyObject,
+        shape: u64,
+        items: usize,
+        len: usize,
+        next: usize,
+        base: usize,
+    },
     /// A record: `items` holds (field name, value) pairs, the values owned
     /// from `refs` on in `record_refs` when they had to be fetched.
-    Record { obj: *mut PyObject, ty: u64, items: usize, refs: usize, len: usize, next: usize, base: usize, member: bool },
+    Record {
+        obj: *mut PyObject,
+        ty: u64,
+        items: usize,
+        refs: usize,
+        len: usize,
+        next: usize,
+        base: usize,
+        member: bool,
+    },
 }
 
 /// The item array of an exact list or tuple.
@@ -322,7 +343,11 @@ impl<'py> Compactor<'py> {
     /// Runs `step`, which may run Python code, with `obj` (the value being
     /// visited) and everything the compactor names by address kept alive;
     /// then checks that no list or dict being walked changed its length.
-    pub(crate) unsafe fn python<T>(&mut self, obj: *mut PyObject, step: impl FnOnce(&mut Self) -> PyResult<T>) -> PyResult<T> {
+    pub(crate) unsafe fn python<T>(
+        &mut self,
+        obj: *mut PyObject,
+        step: impl FnOnce(&mut Self) -> PyResult<T>,
+    ) -> PyResult<T> {
         self.pin();
         self.python_runs += 1;
         ffi::Py_IncRef(obj);
@@ -386,7 +411,8 @@ impl<'py> Compactor<'py> {
 
     /// Slot and key hash of a dict key (for a writer's dict root).
     pub fn run_key(&mut self, key: &Bound<'py, PyAny>) -> PyResult<(u64, u64)> {
-        unsafe { self.key(key.as_ptr(), 0) }.map_err(|f| self.key_failure(f, format!(": key {}", self.repr(key.as_ptr()))))
+        unsafe { self.key(key.as_ptr(), 0) }
+            .map_err(|f| self.key_failure(f, format!(": key {}", self.repr(key.as_ptr()))))
     }
 
     /// The header flags the result needs (SHARED, CYCLIC).
@@ -809,7 +835,8 @@ impl<'py> Compactor<'py> {
             }
             h => {
                 let h = scalar_handler(h);
-                let (kind, aux, payload) = self.python(obj, |_| scalar_parts(py, &h, &bound)).map_err(|e| self.annotate(e))?;
+                let (kind, aux, payload) =
+                    self.python(obj, |_| scalar_parts(py, &h, &bound)).map_err(|e| self.annotate(e))?;
                 Ok(Some(self.builder.ext(kind, aux, &payload)))
             }
         }
@@ -888,7 +915,13 @@ impl<'py> Compactor<'py> {
         if flavor == FLAVOR_NAMEDTUPLE && getter.is_none() {
             // NamedTuple items are borrowed from the tuple, which the frame keeps.
             if ffi::Py_SIZE(obj) as usize != n {
-                return Err(CompactError::new_err(format!("{}: {} has {} items for {} fields", self.path(), type_name(obj), ffi::Py_SIZE(obj), n)));
+                return Err(CompactError::new_err(format!(
+                    "{}: {} has {} items for {} fields",
+                    self.path(),
+                    type_name(obj),
+                    ffi::Py_SIZE(obj),
+                    n
+                )));
             }
             for (i, &f) in fields.iter().enumerate() {
                 self.items.push((f, ffi::PyTuple_GET_ITEM(obj, i as ffi::Py_ssize_t)));
@@ -1107,7 +1140,9 @@ impl<'py> Compactor<'py> {
                 if let Some(err) = PyErr::take(self.py) {
                     if err.is_instance_of::<pyo3::exceptions::PyRuntimeError>(self.py) {
                         // "Set changed size during iteration": by code compaction ran.
-                        return Err(KeyFailure::Refused("set changed size during compaction (by code that compaction ran)".into()));
+                        return Err(KeyFailure::Refused(
+                            "set changed size during compaction (by code that compaction ran)".into(),
+                        ));
                     }
                     return Err(err.into());
                 }
@@ -1192,7 +1227,8 @@ impl<'py> Compactor<'py> {
         let h = self.handler(tp)?;
         if matches!(h, Handler::Date | Handler::Time | Handler::DateTime | Handler::Delta | Handler::Uuid) {
             let h = scalar_handler(h);
-            let (kind, aux, payload) = self.python(obj, |_| scalar_parts(py, &h, &Bound::from_borrowed_ptr(py, obj)))?;
+            let (kind, aux, payload) =
+                self.python(obj, |_| scalar_parts(py, &h, &Bound::from_borrowed_ptr(py, obj)))?;
             let e = bale_core::Ext { kind, start: 0, aux, payload: &payload };
             if !bale_core::typed::hashable_ext(&e) {
                 return Err(KeyFailure::Refused(format!(
@@ -1204,7 +1240,10 @@ impl<'py> Compactor<'py> {
             return Ok((self.builder.ext(kind, aux, &payload), hash));
         }
         if !matches!(h, Handler::Unsupported) {
-            return Err(KeyFailure::Refused(format!("a {} cannot be a dict key or set element in a region", type_name(obj))));
+            return Err(KeyFailure::Refused(format!(
+                "a {} cannot be a dict key or set element in a region",
+                type_name(obj)
+            )));
         }
         Err(KeyFailure::Refused(format!("cannot compact {}", type_name(obj))))
     }
@@ -1229,7 +1268,8 @@ impl<'py> Compactor<'py> {
                 let mut hashes = Vec::with_capacity(n);
                 for i in 0..n {
                     let key = self.items[items + i].0;
-                    let (s, h) = self.key(key, 0).map_err(|f| self.key_failure(f, format!(": key {}", self.repr(key))))?;
+                    let (s, h) =
+                        self.key(key, 0).map_err(|f| self.key_failure(f, format!(": key {}", self.repr(key))))?;
                     slots.push(s);
                     hashes.push(h);
                 }
@@ -1281,7 +1321,6 @@ impl<'py> Compactor<'py> {
         self.push_frame(Frame::Dict { obj, shape, items, len: n, next: 0, base: self.slots.len() });
         Ok(())
     }
-
 }
 
 /// Lets go of an owned reference without running Python code: a last
@@ -1296,7 +1335,12 @@ unsafe fn release_into(py: Python<'_>, obj: *mut PyObject, kept: &mut Vec<Py<PyA
 
 /// Lets go (as `release_into` does) of the pins of `stack` taken at a depth
 /// or index of `from` or more: their frame or entries are gone.
-unsafe fn release_from(py: Python<'_>, stack: &mut Vec<(usize, *mut PyObject)>, from: usize, kept: &mut Vec<Py<PyAny>>) {
+unsafe fn release_from(
+    py: Python<'_>,
+    stack: &mut Vec<(usize, *mut PyObject)>,
+    from: usize,
+    kept: &mut Vec<Py<PyAny>>,
+) {
     while let Some(&(at, p)) = stack.last() {
         if at < from {
             break;

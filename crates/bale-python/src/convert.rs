@@ -44,8 +44,7 @@ pub unsafe fn make_str(py: Python<'_>, s: &Str<'_>) -> PyResult<*mut ffi::PyObje
             if (units.as_ptr() as usize).is_multiple_of(4) {
                 ffi::PyUnicode_FromKindAndData(ffi::PyUnicode_4BYTE_KIND as _, units.as_ptr().cast(), n)
             } else {
-                let v: Vec<u32> =
-                    units.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+                let v: Vec<u32> = units.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
                 ffi::PyUnicode_FromKindAndData(ffi::PyUnicode_4BYTE_KIND as _, v.as_ptr().cast(), n)
             }
         }

@@ -42,7 +42,11 @@ pub unsafe fn pairs<'a>(dict: *mut PyObject, len: usize) -> Option<&'a [[*mut Py
         }
         let d = dict as *mut ffi::PyDictObject;
         let keys = (*d).ma_keys as *const u8;
-        if !(*d).ma_values.is_null() || (*d).ma_used as usize != len || *keys.add(KIND) != KIND_UNICODE || *(keys.add(NENTRIES) as *const isize) != len as isize {
+        if !(*d).ma_values.is_null()
+            || (*d).ma_used as usize != len
+            || *keys.add(KIND) != KIND_UNICODE
+            || *(keys.add(NENTRIES) as *const isize) != len as isize
+        {
             return None;
         }
         let entries = keys.add(INDICES + (1usize << *keys.add(LOG2_INDEX_BYTES)));

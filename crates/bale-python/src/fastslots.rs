@@ -15,7 +15,9 @@ use pyo3::prelude::*;
 use pyo3::type_object::PyTypeInfo;
 
 use crate::alloc::{keep_freed, value_of, FastNew};
-use crate::views::{seq_getitem, DictIterator, DictView, FrozenSetView, ListView, SequenceIterator, SetView, TupleView};
+use crate::views::{
+    seq_getitem, DictIterator, DictView, FrozenSetView, ListView, SequenceIterator, SetView, TupleView,
+};
 
 fn into_ptr(py: Python<'_>, out: std::thread::Result<PyResult<Option<Py<PyAny>>>>) -> *mut PyObject {
     match out {

@@ -48,7 +48,10 @@ fn dir_and_name(target: &Path) -> io::Result<(PathBuf, OsString)> {
 fn nonce() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos() as u64).unwrap_or(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64)
+        .unwrap_or(0);
     t.wrapping_add(COUNTER.fetch_add(1, Ordering::Relaxed) << 32)
 }
 
@@ -77,7 +80,13 @@ pub fn create(target: &Path, suffix: &'static str) -> io::Result<(File, Pending)
     #[cfg(target_os = "linux")]
     if use_o_tmpfile() && Path::new("/proc/self/fd").is_dir() {
         use std::os::unix::fs::OpenOptionsExt;
-        match OpenOptions::new().read(true).write(true).mode(0o666).custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC).open(&pending.dir) {
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .mode(0o666)
+            .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
+            .open(&pending.dir)
+        {
             Ok(f) => return Ok((f, pending)),
             // No O_TMPFILE on this file system (EOPNOTSUPP), or in this
             // kernel (EISDIR, EINVAL): a named temporary file instead.
@@ -184,9 +193,11 @@ fn link_fd(fd: std::os::fd::RawFd, path: &Path) -> io::Result<()> {
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
     let from = CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL");
-    let to = CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))?;
+    let to = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))?;
     // Safety: both are NUL-terminated paths.
-    let rc = unsafe { libc::linkat(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_SYMLINK_FOLLOW) };
+    let rc =
+        unsafe { libc::linkat(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_SYMLINK_FOLLOW) };
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
@@ -199,7 +210,11 @@ fn temporary_pid(entry: &str, name: &str) -> Option<i32> {
     let rest = entry.strip_prefix('.')?.strip_prefix(name)?.strip_prefix('.')?;
     let rest = SUFFIXES.iter().find_map(|s| rest.strip_suffix(s)?.strip_suffix('.'))?;
     let (pid, nonce) = rest.split_once('-')?;
-    if pid.is_empty() || nonce.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) || !nonce.bytes().all(|b| b.is_ascii_digit()) {
+    if pid.is_empty()
+        || nonce.is_empty()
+        || !pid.bytes().all(|b| b.is_ascii_digit())
+        || !nonce.bytes().all(|b| b.is_ascii_digit())
+    {
         return None;
     }
     pid.parse().ok().filter(|&p: &i32| p > 0)
@@ -219,7 +234,8 @@ pub fn remove_dead_temporaries(dir: &Path, name: &OsString) {
             let file_name = entry.file_name();
             let Some(pid) = file_name.to_str().and_then(|n| temporary_pid(n, name)) else { continue };
             // Safety: signal 0 only checks that the process exists.
-            let alive = unsafe { libc::kill(pid, 0) } == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
+            let alive =
+                unsafe { libc::kill(pid, 0) } == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
             if alive || !entry.file_type().is_ok_and(|t| t.is_file()) {
                 continue;
             }

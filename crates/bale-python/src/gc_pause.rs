@@ -45,7 +45,6 @@ impl GcPause {
         PAUSES.count.set(PAUSES.count.get() + 1);
         GcPause(())
     }
-
 }
 
 impl Drop for GcPause {

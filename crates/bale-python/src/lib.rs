@@ -9,8 +9,8 @@ mod convert;
 mod dict_entries;
 mod errors;
 mod fastslots;
-mod gc_pause;
 mod files;
+mod gc_pause;
 mod info;
 mod ints;
 mod json;
@@ -23,8 +23,8 @@ mod storage;
 mod store_index;
 mod stream_table;
 mod streaming;
-mod tables;
 mod strings;
+mod tables;
 mod thawing;
 mod tuple_trees;
 mod typed;
@@ -88,7 +88,10 @@ fn thaw(py: Python<'_>, value: &Bound<'_, PyAny>, types: Option<&Bound<'_, PyAny
             let t = pyo3::types::PyTuple::new(py, t.try_iter()?.collect::<PyResult<Vec<_>>>()?)?;
             for cls in t.iter() {
                 if !cls.is_instance_of::<pyo3::types::PyType>() {
-                    return Err(pyo3::exceptions::PyTypeError::new_err(format!("thaw(types=...) takes classes, got {}", cls.repr()?)));
+                    return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                        "thaw(types=...) takes classes, got {}",
+                        cls.repr()?
+                    )));
                 }
             }
             Some(t.unbind())
@@ -199,8 +202,8 @@ fn _open_segment(py: Python<'_>, path: PathBuf, length: usize, keep_file: bool) 
     let _ = map.advise(memmap2::Advice::Normal);
     header.map_err(|e| FormatError::new_err(format!("{}: {}", path.display(), e)))?;
     let storage = if keep_file { Storage::mapped(map, file) } else { Storage::mapped_alone(map) };
-    let region = Region::segment(storage, length)
-        .map_err(|e| FormatError::new_err(format!("{}: {}", path.display(), e)))?;
+    let region =
+        Region::segment(storage, length).map_err(|e| FormatError::new_err(format!("{}: {}", path.display(), e)))?;
     new_region(py, region)
 }
 
@@ -296,7 +299,10 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ints::enable_fast_path(bits);
     dict_entries::check_layout(py)?;
     // Check the object layout the fast view allocation relies on.
-    let probe = new_region(py, Region::adopt(py, Storage::owned(bale_core::Builder::new().finish(bale_core::format::SLOT_NONE)), false)?)?;
+    let probe = new_region(
+        py,
+        Region::adopt(py, Storage::owned(bale_core::Builder::new().finish(bale_core::format::SLOT_NONE)), false)?,
+    )?;
     alloc::enable_fast_path(views::layout_check(py, &probe)?);
     if alloc::fast_path_enabled() {
         fastslots::install(py);

@@ -56,7 +56,10 @@ impl NumberListView {
             return Ok(PyList::new(py, items)?.into_any().unbind());
         }
         let i: isize = key.extract().map_err(|_| {
-            PyTypeError::new_err(format!("list indices must be integers or slices, not {}", key.get_type().name().map(|n| n.to_string()).unwrap_or_default()))
+            PyTypeError::new_err(format!(
+                "list indices must be integers or slices, not {}",
+                key.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            ))
         })?;
         let n = self.list.len as isize;
         let j = if i < 0 { i + n } else { i };
@@ -172,8 +175,13 @@ impl NumberListView {
         // Shape and strides live in the view's internal slot (two words).
         let dims = Box::into_raw(Box::new([len as ffi::Py_ssize_t, 8]));
         v.internal = dims as *mut std::ffi::c_void;
-        v.shape = if flags & ffi::PyBUF_ND == ffi::PyBUF_ND { dims as *mut ffi::Py_ssize_t } else { std::ptr::null_mut() };
-        v.strides = if flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES { (dims as *mut ffi::Py_ssize_t).add(1) } else { std::ptr::null_mut() };
+        v.shape =
+            if flags & ffi::PyBUF_ND == ffi::PyBUF_ND { dims as *mut ffi::Py_ssize_t } else { std::ptr::null_mut() };
+        v.strides = if flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES {
+            (dims as *mut ffi::Py_ssize_t).add(1)
+        } else {
+            std::ptr::null_mut()
+        };
         v.suboffsets = std::ptr::null_mut();
         Ok(())
     }

@@ -39,9 +39,7 @@ pub fn record_to_py(py: Python<'_>, region: Py<Region>, rec: Record) -> PyResult
 /// The field values of a record, as views and scalars.
 fn record_values<'py>(py: Python<'py>, region: &Py<Region>, rec: Record) -> PyResult<Bound<'py, PyTuple>> {
     let r = region.get().reader();
-    let items = (0..rec.len)
-        .map(|i| read_to_py(py, region, r.record_value(rec, i)))
-        .collect::<PyResult<Vec<_>>>()?;
+    let items = (0..rec.len).map(|i| read_to_py(py, region, r.record_value(rec, i))).collect::<PyResult<Vec<_>>>()?;
     PyTuple::new(py, items)
 }
 
@@ -109,7 +107,8 @@ impl RecordView {
                 return read_to_py(py, &me.region, r.record_value(me.rec, i));
             }
         }
-        unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyObject_GenericGetAttr(slf.as_ptr(), name.as_ptr())) }.map(Bound::unbind)
+        unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyObject_GenericGetAttr(slf.as_ptr(), name.as_ptr())) }
+            .map(Bound::unbind)
     }
 
     /// Called when neither a field nor an attribute of the view has the name.
@@ -226,7 +225,9 @@ impl RecordView {
         let qualified = format!("{}.{}", cls.module()?, cls.qualname()?);
         if qualified == name {
             if self.rec.ty.flavor == FLAVOR_ENUM || self.rec.ty.flavor == FLAVOR_ENUM_MIXIN {
-                let (Ok(member_name), Ok(member_value), 2) = (other.getattr("_name_"), other.getattr("_value_"), mine.len()) else {
+                let (Ok(member_name), Ok(member_value), 2) =
+                    (other.getattr("_name_"), other.getattr("_value_"), mine.len())
+                else {
                     return Err(ThawError::new_err(format!(
                         "{name} is stored as an enum member, but this process's {name} is not an Enum (or the record is damaged)"
                     )));

@@ -284,7 +284,9 @@ impl Region {
             )));
         }
         if flags & !(FLAG_SHARED | FLAG_CYCLIC) != 0 || (flags & FLAG_CYCLIC != 0 && flags & FLAG_SHARED == 0) {
-            return Err(crate::errors::FormatError::new_err(format!("value flags 0x{flags:x} are not valid region flags")));
+            return Err(crate::errors::FormatError::new_err(format!(
+                "value flags 0x{flags:x} are not valid region flags"
+            )));
         }
         let handle = Region {
             storage: self.storage.clone(),
@@ -338,7 +340,9 @@ impl Region {
         if !tail.storage.has_room(at, bytes.len()) {
             // Out of room: continue in a new reservation. The old storage
             // stays alive and unchanged for the handles and views using it.
-            let fresh = tail.storage.grown(at, bytes.len())
+            let fresh = tail
+                .storage
+                .grown(at, bytes.len())
                 .map_err(|e| PyMemoryError::new_err(format!("cannot reserve memory to append to a region: {e}")))?;
             tail.storage = Arc::new(fresh);
         }
@@ -428,7 +432,9 @@ impl Region {
     /// Full check of structure and checksum; raises FormatError.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
         let buf = self.check_open()?.contiguous();
-        let report = py.detach(|| bale_core::Region::new(buf).and_then(|r| bale_core::verify_report(&r))).map_err(format_error)?;
+        let report = py
+            .detach(|| bale_core::Region::new(buf).and_then(|r| bale_core::verify_report(&r)))
+            .map_err(format_error)?;
         crate::typed::check_arrays(py, &bale_core::Reader::with_flags(buf, self.flags), &report)
     }
 
@@ -475,7 +481,10 @@ impl Region {
     /// Pickle protocol 5 ships the region's memory as one out-of-band
     /// buffer (no copy; the receiver adopts it with `bale.load`, O(1));
     /// older protocols ship it in-band as bytes.
-    fn __reduce_ex__<'py>(slf: &Bound<'py, Self>, protocol: i32) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
+    fn __reduce_ex__<'py>(
+        slf: &Bound<'py, Self>,
+        protocol: i32,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
         let py = slf.py();
         slf.get().check_open()?;
         let load = py.import("bale")?.getattr("load")?;
@@ -540,7 +549,10 @@ impl Region {
     fn _span<'py>(&self, py: Python<'py>, start: usize, end: usize) -> PyResult<Bound<'py, PyBytes>> {
         self.check_open()?;
         if start > end || end > self.len {
-            return Err(PyValueError::new_err(format!("span {start}..{end} is not within the region's {} bytes", self.len)));
+            return Err(PyValueError::new_err(format!(
+                "span {start}..{end} is not within the region's {} bytes",
+                self.len
+            )));
         }
         Ok(PyBytes::new(py, &self.buf()[start..end]))
     }

@@ -54,7 +54,8 @@ struct Entry {
     column: Decoded,
 }
 
-const EMPTY: Entry = Entry { region: 0, table: 0, slot_at: 0, column: Decoded::Slots(Seq { start: 0, pos: 0, len: 0 }) };
+const EMPTY: Entry =
+    Entry { region: 0, table: 0, slot_at: 0, column: Decoded::Slots(Seq { start: 0, pos: 0, len: 0 }) };
 
 /// Direct-mapped by slot offset: a table's columns have consecutive slots,
 /// so up to this many columns of one table never evict each other.
@@ -65,7 +66,13 @@ crate::attached::attached!(COLUMNS: [Entry; ENTRIES] = [EMPTY; ENTRIES]);
 /// Column `i` of the table of row dict `d`, decoded (from the cache when
 /// it was decoded before).
 #[inline(always)]
-fn column<'a>(_py: Python<'_>, region: &Region, r: &Reader<'a>, d: Dict, i: usize) -> bale_core::Result<Result<Decoded, Value<'a>>> {
+fn column<'a>(
+    _py: Python<'_>,
+    region: &Region,
+    r: &Reader<'a>,
+    d: Dict,
+    i: usize,
+) -> bale_core::Result<Result<Decoded, Value<'a>>> {
     let slot_at = d.values + 8 * i;
     let id = region.id();
     // Safety: attached (`_py`); the closures run no other code.
@@ -92,7 +99,14 @@ fn column<'a>(_py: Python<'_>, region: &Region, r: &Reader<'a>, d: Dict, i: usiz
 
 /// Value `i` of the row dict `d` (`d.row` is set, `i < d.len`).
 #[inline]
-pub fn row_value<'a>(py: Python<'_>, region: &Region, r: &Reader<'a>, d: Dict, row: usize, i: usize) -> bale_core::Result<Value<'a>> {
+pub fn row_value<'a>(
+    py: Python<'_>,
+    region: &Region,
+    r: &Reader<'a>,
+    d: Dict,
+    row: usize,
+    i: usize,
+) -> bale_core::Result<Value<'a>> {
     match column(py, region, r, d, i)? {
         Ok(col) => r.row_item(d, col.value(), row, i),
         Err(not_a_list) => r.row_item(d, not_a_list, row, i),
@@ -139,7 +153,13 @@ pub fn row_value_to_py(py: Python<'_>, region: &Py<Region>, d: Dict, row: usize,
 
 /// Value `i` of any dict: through the cache for a row.
 #[inline]
-pub fn dict_value<'a>(py: Python<'_>, region: &Region, r: &Reader<'a>, d: Dict, i: usize) -> bale_core::Result<Value<'a>> {
+pub fn dict_value<'a>(
+    py: Python<'_>,
+    region: &Region,
+    r: &Reader<'a>,
+    d: Dict,
+    i: usize,
+) -> bale_core::Result<Value<'a>> {
     match d.row {
         Some(row) => row_value(py, region, r, d, row, i),
         None => r.dict_value(d, i),

@@ -57,7 +57,9 @@ pub fn _store_get(
         };
         let segment = handle.cast::<crate::region::Region>()?.get();
         let (Ok(end), Ok(flags)) = (usize::try_from(end), u32::try_from(flags)) else {
-            return Err(FormatError::new_err(format!("index entry of key {key}: end {end} or flags {flags} out of range")));
+            return Err(FormatError::new_err(format!(
+                "index entry of key {key}: end {end} or flags {flags} out of range"
+            )));
         };
         let value = segment.value_handle(end, root, flags)?;
         let region = crate::new_region(py, value)?;

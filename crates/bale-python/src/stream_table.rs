@@ -18,7 +18,10 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::ptr::addr_of_mut;
 
-use bale_core::format::{header_word, pad8, Width, KIND_FLOAT_LIST, KIND_INT_LIST, KIND_LIST, KIND_LIST_COLUMN, KIND_STR_COLUMN, SLOT_EMPTY_LIST, SLOT_FALSE, SLOT_NONE, SLOT_TRUE};
+use bale_core::format::{
+    header_word, pad8, Width, KIND_FLOAT_LIST, KIND_INT_LIST, KIND_LIST, KIND_LIST_COLUMN, KIND_STR_COLUMN,
+    SLOT_EMPTY_LIST, SLOT_FALSE, SLOT_NONE, SLOT_TRUE,
+};
 use bale_core::Builder;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -418,7 +421,11 @@ impl Cell {
                 Cell::Float(f) => ffi::PyFloat_FromDouble(f),
                 Cell::Str(w, u) => {
                     let unit = w.unit();
-                    ffi::PyUnicode_FromKindAndData(unit as i32, u.as_ptr() as *const std::ffi::c_void, (u.len() / unit) as ffi::Py_ssize_t)
+                    ffi::PyUnicode_FromKindAndData(
+                        unit as i32,
+                        u.as_ptr() as *const std::ffi::c_void,
+                        (u.len() / unit) as ffi::Py_ssize_t,
+                    )
                 }
             };
             Bound::from_owned_ptr_or_err(py, p).map(Bound::unbind)

@@ -72,11 +72,9 @@ impl Writer {
     fn open_state(&mut self) -> PyResult<&mut Open> {
         match self.state.as_mut() {
             Some(s) => Ok(s),
-            None => Err(PyValueError::new_err(if self.done {
-                "the writer is closed"
-            } else {
-                "the writer was aborted"
-            })),
+            None => {
+                Err(PyValueError::new_err(if self.done { "the writer is closed" } else { "the writer was aborted" }))
+            }
         }
     }
 
@@ -118,8 +116,12 @@ impl Writer {
         match st.root {
             Root::Unset => st.root = want,
             r if r == want => {}
-            Root::List => return Err(PyTypeError::new_err("this writer's root is a list: use append(), not w[key] = value")),
-            Root::Dict => return Err(PyTypeError::new_err("this writer's root is a dict: use w[key] = value, not append()")),
+            Root::List => {
+                return Err(PyTypeError::new_err("this writer's root is a list: use append(), not w[key] = value"))
+            }
+            Root::Dict => {
+                return Err(PyTypeError::new_err("this writer's root is a dict: use w[key] = value, not append()"))
+            }
         }
         Ok(())
     }

@@ -34,11 +34,21 @@ enum Run {
     Floats(Vec<u64>),
     /// Strings of one width: their units, offsets in units, and the bytes
     /// they would take as slots.
-    Strs { width: Width, units: Vec<u8>, offsets: Vec<u32>, as_slots: usize },
+    Strs {
+        width: Width,
+        units: Vec<u8>,
+        offsets: Vec<u32>,
+        as_slots: usize,
+    },
     /// Strings of one width that looked bound for slots after the first
     /// `SLOTS_PROBE` (most held elsewhere, so stored once each): only
     /// counted, not copied. `units` is in bytes.
-    CountedStrs { width: Width, count: usize, units: usize, as_slots: usize },
+    CountedStrs {
+        width: Width,
+        count: usize,
+        units: usize,
+        as_slots: usize,
+    },
     /// Anything else: written as slots.
     Mixed,
 }
@@ -58,7 +68,9 @@ impl Run {
             }
             match self {
                 // Offsets are u32: a run of more code units is written as slots.
-                Run::Strs { width, units, offsets, as_slots } if *width == w && (units.len() + u.len()) / w.unit() <= u32::MAX as usize => {
+                Run::Strs { width, units, offsets, as_slots }
+                    if *width == w && (units.len() + u.len()) / w.unit() <= u32::MAX as usize =>
+                {
                     append_units(units, u);
                     offsets.push((units.len() / w.unit()) as u32);
                     *as_slots += slot_bytes(obj, w, u);
@@ -67,7 +79,9 @@ impl Run {
                         *self = Run::CountedStrs { width: w, count, units: units.len(), as_slots: *as_slots };
                     }
                 }
-                Run::CountedStrs { width, count, units, as_slots } if *width == w && (*units + u.len()) / w.unit() <= u32::MAX as usize => {
+                Run::CountedStrs { width, count, units, as_slots }
+                    if *width == w && (*units + u.len()) / w.unit() <= u32::MAX as usize =>
+                {
                     *count += 1;
                     *units += u.len();
                     *as_slots += slot_bytes(obj, w, u);
@@ -533,7 +547,13 @@ impl<'py> Compactor<'py> {
             // Exact strs all (the run saw every item): straight to their slots.
             Run::Strs { .. } | Run::CountedStrs { .. } => {
                 // Each slot takes the place of its string (collected in place).
-                let kept = if !g.lists { Some(std::mem::take(&mut g.cells)) } else if g.keep_items { Some(std::mem::take(&mut g.items)) } else { None };
+                let kept = if !g.lists {
+                    Some(std::mem::take(&mut g.cells))
+                } else if g.keep_items {
+                    Some(std::mem::take(&mut g.items))
+                } else {
+                    None
+                };
                 let mut memo = SlotMemo::new(count);
                 let slots: Vec<u64> = match kept {
                     Some(strs) => strs.into_iter().map(|s| memo.slot(s, |s| self.str_slot(s))).collect(),

@@ -2,7 +2,9 @@
 //! the cyclic GC paused: the objects built here are all reachable from the
 //! result, so collecting during the build would only waste time.
 
-use bale_core::format::{pair_of, SLOT_FALSE, SLOT_NONE, SLOT_TRUE, TAG_CONST, TAG_INT, TAG_LIST, TAG_MASK, TAG_PAIR, TAG_TUPLE};
+use bale_core::format::{
+    pair_of, SLOT_FALSE, SLOT_NONE, SLOT_TRUE, TAG_CONST, TAG_INT, TAG_LIST, TAG_MASK, TAG_PAIR, TAG_TUPLE,
+};
 use bale_core::hash::MAX_KEY_DEPTH;
 use std::rc::Rc;
 
@@ -90,7 +92,12 @@ pub fn thaw_value(py: Python<'_>, region: &Region, v: Value<'_>) -> PyResult<Py<
 
 /// A deep native copy of `v`, records rebuilt with the classes of `types`
 /// first (then this process's registry).
-pub fn thaw_with_types(py: Python<'_>, region: &Region, v: Value<'_>, types: Option<Py<PyTuple>>) -> PyResult<Py<PyAny>> {
+pub fn thaw_with_types(
+    py: Python<'_>,
+    region: &Region,
+    v: Value<'_>,
+    types: Option<Py<PyTuple>>,
+) -> PyResult<Py<PyAny>> {
     thaw_bounded(py, region, v, types, usize::MAX)
 }
 
@@ -312,7 +319,9 @@ impl<'a, 'py> Thaw<'a, 'py> {
         }
         if let Some(&p) = memo.get(&key) {
             if self.open_tuples.get(&key) == Some(&self.open_mutable) {
-                return Err(malformed("a tuple contains itself through tuples only (Python cannot build such a value)"));
+                return Err(malformed(
+                    "a tuple contains itself through tuples only (Python cannot build such a value)",
+                ));
             }
             ffi::Py_IncRef(p);
             return Ok((p, None));
@@ -567,7 +576,11 @@ impl<'a, 'py> Thaw<'a, 'py> {
             Value::Set(_) if depth > 0 => Err(malformed("a dict key or set element is a set (unhashable)")),
             Value::Set(t) | Value::FrozenSet(t) => {
                 let frozen = matches!(v, Value::FrozenSet(_));
-                let raw = if frozen { ffi::PyFrozenSet_New(std::ptr::null_mut()) } else { ffi::PySet_New(std::ptr::null_mut()) };
+                let raw = if frozen {
+                    ffi::PyFrozenSet_New(std::ptr::null_mut())
+                } else {
+                    ffi::PySet_New(std::ptr::null_mut())
+                };
                 let obj = owned(self.py, raw)?;
                 for i in 0..t.len {
                     self.spend()?;

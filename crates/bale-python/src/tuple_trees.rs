@@ -39,7 +39,13 @@ impl<'py> Compactor<'py> {
     /// One tuple of the recursion. On handing over, its frame (and those
     /// of the tuples it is inside, as the recursion unwinds) is added to
     /// `handover`, with its element slots left on `self.slots`.
-    unsafe fn tuple_level(&mut self, obj: *mut PyObject, len: usize, depth: usize, handover: &mut Vec<Frame>) -> Option<u64> {
+    unsafe fn tuple_level(
+        &mut self,
+        obj: *mut PyObject,
+        len: usize,
+        depth: usize,
+        handover: &mut Vec<Frame>,
+    ) -> Option<u64> {
         let tuple_type = addr_of_mut!(ffi::PyTuple_Type);
         let items = seq_items(obj, true);
         let base = self.slots.len();
@@ -59,7 +65,9 @@ impl<'py> Compactor<'py> {
                 let n = ffi::Py_SIZE(item) as usize;
                 if n == 0 {
                     Some(SLOT_EMPTY_TUPLE)
-                } else if let Some(s) = if n <= SMALL_LEAF_SEQ { self.small_leaf_seq(seq_items(item, true), n, true) } else { None } {
+                } else if let Some(s) =
+                    if n <= SMALL_LEAF_SEQ { self.small_leaf_seq(seq_items(item, true), n, true) } else { None }
+                {
                     Some(s)
                 } else if depth + 1 < MAX_DEPTH {
                     let inner = self.tuple_level(item, n, depth + 1, handover);

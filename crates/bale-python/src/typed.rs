@@ -6,12 +6,15 @@
 
 use bale_core::format::*;
 use bale_core::typed::{self as core_typed, Clock, Date, Delta, Ext, Moment, Tz};
-use bale_core::{NdArray, RecType, Reader, Value};
+use bale_core::{NdArray, Reader, RecType, Value};
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDate, PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess, PyString, PyTime, PyTimeAccess, PyTuple, PyTzInfo, PyTzInfoAccess};
+use pyo3::types::{
+    PyDate, PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess, PyString, PyTime, PyTimeAccess, PyTuple, PyTzInfo,
+    PyTzInfoAccess,
+};
 use pyo3::PyTypeInfo;
 
 use crate::convert::malformed;
@@ -207,19 +210,30 @@ pub fn scalar_parts(py: Python<'_>, h: &Handler, obj: &Bound<'_, PyAny>) -> PyRe
         Handler::DateTime => {
             let d = unsafe { obj.cast_unchecked::<PyDateTime>() };
             let date = Date { year: d.get_year() as u16, month: d.get_month(), day: d.get_day() };
-            let clock = Clock { hour: d.get_hour(), minute: d.get_minute(), second: d.get_second(), micro: d.get_microsecond() };
+            let clock = Clock {
+                hour: d.get_hour(),
+                minute: d.get_minute(),
+                second: d.get_second(),
+                micro: d.get_microsecond(),
+            };
             let tz = d.get_tzinfo();
             moment_parts(py, KIND_DATETIME, Some(date), clock, d.get_fold(), tz.as_ref())?
         }
         Handler::Time => {
             let t = unsafe { obj.cast_unchecked::<PyTime>() };
-            let clock = Clock { hour: t.get_hour(), minute: t.get_minute(), second: t.get_second(), micro: t.get_microsecond() };
+            let clock = Clock {
+                hour: t.get_hour(),
+                minute: t.get_minute(),
+                second: t.get_second(),
+                micro: t.get_microsecond(),
+            };
             let tz = t.get_tzinfo();
             moment_parts(py, KIND_TIME, None, clock, t.get_fold(), tz.as_ref())?
         }
         Handler::Delta => {
             let d = unsafe { obj.cast_unchecked::<PyDelta>() };
-            let delta = Delta { days: d.get_days(), seconds: d.get_seconds() as u32, micros: d.get_microseconds() as u32 };
+            let delta =
+                Delta { days: d.get_days(), seconds: d.get_seconds() as u32, micros: d.get_microseconds() as u32 };
             (KIND_TIMEDELTA, 0, core_typed::encode_delta(delta))
         }
         Handler::Decimal => {
@@ -232,7 +246,9 @@ pub fn scalar_parts(py: Python<'_>, h: &Handler, obj: &Bound<'_, PyAny>) -> PyRe
         }
         Handler::Range => {
             let word = |name: &str| -> PyResult<i64> {
-                obj.getattr(name)?.extract::<i64>().map_err(|_| CompactError::new_err(format!("range {name} does not fit in 64 bits")))
+                obj.getattr(name)?
+                    .extract::<i64>()
+                    .map_err(|_| CompactError::new_err(format!("range {name} does not fit in 64 bits")))
             };
             let mut p = Vec::with_capacity(24);
             for name in ["start", "stop", "step"] {
@@ -272,7 +288,8 @@ fn moment_parts(
             // __getinitargs__ tells a given name from the default one.
             let args = tz.call_method0("__getinitargs__")?.cast_into::<PyTuple>()?;
             let off = args.get_item(0)?.cast_into::<PyDelta>()?;
-            let offset_us = (off.get_days() as i64 * 86_400 + off.get_seconds() as i64) * 1_000_000 + off.get_microseconds() as i64;
+            let offset_us =
+                (off.get_days() as i64 * 86_400 + off.get_seconds() as i64) * 1_000_000 + off.get_microseconds() as i64;
             let named = args.len() > 1;
             let text = if named { args.get_item(1)?.extract()? } else { String::new() };
             (1, offset_us, named, text)
@@ -318,7 +335,8 @@ pub fn ext_to_py(py: Python<'_>, e: &Ext<'_>) -> PyResult<*mut PyObject> {
                 Tz::Naive => None,
                 Tz::Fixed { offset_us, name } => {
                     let k = known(py)?;
-                    let delta = PyDelta::new(py, 0, (offset_us / 1_000_000) as i32, (offset_us % 1_000_000) as i32, true)?;
+                    let delta =
+                        PyDelta::new(py, 0, (offset_us / 1_000_000) as i32, (offset_us % 1_000_000) as i32, true)?;
                     let tz = match name {
                         Some(n) => k.timezone.bind(py).call1((delta, n)),
                         None => k.timezone.bind(py).call1((delta,)),
@@ -330,14 +348,31 @@ pub fn ext_to_py(py: Python<'_>, e: &Ext<'_>) -> PyResult<*mut PyObject> {
                     // A valid key this machine's time zone database lacks: the
                     // bytes are fine, this process cannot rebuild the value.
                     let tz = zoneinfo_class(py)?.bind(py).call1((key,)).map_err(|err| {
-                        crate::errors::ThawError::new_err(format!("cannot read the time zone {key:?} of the {} at byte {}: {}", core_typed::kind_name(e.kind), e.start, err.value(py)))
+                        crate::errors::ThawError::new_err(format!(
+                            "cannot read the time zone {key:?} of the {} at byte {}: {}",
+                            core_typed::kind_name(e.kind),
+                            e.start,
+                            err.value(py)
+                        ))
                     })?;
                     Some(tz.cast_into::<PyTzInfo>()?)
                 }
             };
             let c = m.clock;
             match m.date {
-                Some(d) => PyDateTime::new_with_fold(py, d.year as i32, d.month, d.day, c.hour, c.minute, c.second, c.micro, tz.as_ref(), m.fold)?.into_any(),
+                Some(d) => PyDateTime::new_with_fold(
+                    py,
+                    d.year as i32,
+                    d.month,
+                    d.day,
+                    c.hour,
+                    c.minute,
+                    c.second,
+                    c.micro,
+                    tz.as_ref(),
+                    m.fold,
+                )?
+                .into_any(),
                 None => PyTime::new_with_fold(py, c.hour, c.minute, c.second, c.micro, tz.as_ref(), m.fold)?.into_any(),
             }
         }
@@ -356,7 +391,18 @@ pub fn ext_to_py(py: Python<'_>, e: &Ext<'_>) -> PyResult<*mut PyObject> {
         }
         KIND_RANGE => {
             let (a, b, c) = core_typed::decode_range(e).map_err(&bad)?;
-            unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyObject_CallFunction(std::ptr::addr_of_mut!(ffi::PyRange_Type).cast(), c"LLL".as_ptr(), a, b, c))? }
+            unsafe {
+                Bound::from_owned_ptr_or_err(
+                    py,
+                    ffi::PyObject_CallFunction(
+                        std::ptr::addr_of_mut!(ffi::PyRange_Type).cast(),
+                        c"LLL".as_ptr(),
+                        a,
+                        b,
+                        c,
+                    ),
+                )?
+            }
         }
         KIND_ARRAY => {
             let (code, data) = core_typed::decode_array(e).map_err(&bad)?;
@@ -378,12 +424,22 @@ pub fn ndarray_to_py(py: Python<'_>, region: &Bound<'_, PyAny>, a: &NdArray<'_>,
 }
 
 /// A writable copy of a stored array (for `thaw`), from its data as bytes.
-pub fn ndarray_from_bytes(py: Python<'_>, data: &Bound<'_, pyo3::types::PyBytes>, a: &NdArray<'_>) -> PyResult<Py<PyAny>> {
+pub fn ndarray_from_bytes(
+    py: Python<'_>,
+    data: &Bound<'_, pyo3::types::PyBytes>,
+    a: &NdArray<'_>,
+) -> PyResult<Py<PyAny>> {
     array_from(py, data.as_any(), 0, a, true)
 }
 
 /// `bale._types.array_from` over `buffer`, whose byte `offset` is where `a`'s data starts.
-fn array_from(py: Python<'_>, buffer: &Bound<'_, PyAny>, offset: usize, a: &NdArray<'_>, copy: bool) -> PyResult<Py<PyAny>> {
+fn array_from(
+    py: Python<'_>,
+    buffer: &Bound<'_, PyAny>,
+    offset: usize,
+    a: &NdArray<'_>,
+    copy: bool,
+) -> PyResult<Py<PyAny>> {
     let shape = PyTuple::new(py, (0..a.ndim()).map(|i| a.dim(i)))?;
     known(py)?
         .types
@@ -423,7 +479,13 @@ impl ArrayParts {
         if unsafe { ffi::PyObject_GetBuffer(data.as_ptr(), &mut view, ffi::PyBUF_SIMPLE) } != 0 {
             return Err(PyErr::fetch(py));
         }
-        Ok(ArrayParts { itemsize: parts.get_item(4)?.extract()?, flags: parts.get_item(1)?.extract()?, shape: parts.get_item(2)?.extract()?, dtype: parts.get_item(3)?.extract()?, view })
+        Ok(ArrayParts {
+            itemsize: parts.get_item(4)?.extract()?,
+            flags: parts.get_item(1)?.extract()?,
+            shape: parts.get_item(2)?.extract()?,
+            dtype: parts.get_item(3)?.extract()?,
+            view,
+        })
     }
     pub fn data(&self) -> &[u8] {
         if self.view.len == 0 {
@@ -449,9 +511,9 @@ pub fn check_arrays(py: Python<'_>, r: &Reader<'_>, report: &bale_core::Report) 
     }
     let check = known(py)?.types.bind(py).getattr("check_dtype")?;
     for t in &report.array_types {
-        check.call1((t.dtype.as_str(), t.flags, t.itemsize)).map_err(|e| {
-            malformed(&format!("ndarray dtype {:?} is not valid here: {}", t.dtype, e.value(py)))
-        })?;
+        check
+            .call1((t.dtype.as_str(), t.flags, t.itemsize))
+            .map_err(|e| malformed(&format!("ndarray dtype {:?} is not valid here: {}", t.dtype, e.value(py))))?;
     }
     for &off in &report.text_arrays {
         if let Value::NdArray(a) = r.decode(off as u64, r.buf().len()).map_err(crate::errors::format_error)? {
@@ -489,16 +551,28 @@ pub fn resolve(py: Python<'_>, r: &Reader<'_>, ty: RecType, types: Option<&Py<Py
     let k = known(py)?;
     let res = k.types.bind(py).getattr("resolve")?.call1((name, ty.flavor, fields, types.map(|t| t.bind(py).clone())));
     let res = res.map_err(|e| {
-        if e.is_instance_of::<pyo3::exceptions::PyLookupError>(py) || e.get_type(py).name().map(|n| n == "TypeMismatch").unwrap_or(false) {
+        if e.is_instance_of::<pyo3::exceptions::PyLookupError>(py)
+            || e.get_type(py).name().map(|n| n == "TypeMismatch").unwrap_or(false)
+        {
             crate::errors::ThawError::new_err(e.value(py).to_string())
         } else {
             e
         }
     })?;
     let res = res.cast_into::<PyTuple>()?;
-    let attrs = res.get_item(2)?.cast_into::<PyTuple>()?.iter().map(|s| Ok(s.cast_into::<PyString>()?.unbind())).collect::<PyResult<_>>()?;
+    let attrs = res
+        .get_item(2)?
+        .cast_into::<PyTuple>()?
+        .iter()
+        .map(|s| Ok(s.cast_into::<PyString>()?.unbind()))
+        .collect::<PyResult<_>>()?;
     let make = res.get_item(3)?;
-    Ok(Resolved { cls: res.get_item(0)?.unbind(), flavor: res.get_item(1)?.extract()?, attrs, make: (!make.is_none()).then(|| make.unbind()) })
+    Ok(Resolved {
+        cls: res.get_item(0)?.unbind(),
+        flavor: res.get_item(1)?.extract()?,
+        attrs,
+        make: (!make.is_none()).then(|| make.unbind()),
+    })
 }
 
 static OBJECT_NEW: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -509,7 +583,8 @@ pub fn build_record(py: Python<'_>, res: &Resolved, values: Bound<'_, PyTuple>) 
     let cls = res.cls.bind(py);
     match res.flavor {
         FLAVOR_NAMEDTUPLE => {
-            let new = TUPLE_NEW.get_or_try_init(py, || Ok::<_, PyErr>(py.get_type::<PyTuple>().getattr("__new__")?.unbind()))?;
+            let new = TUPLE_NEW
+                .get_or_try_init(py, || Ok::<_, PyErr>(py.get_type::<PyTuple>().getattr("__new__")?.unbind()))?;
             Ok(new.bind(py).call1((cls, values))?.unbind())
         }
         FLAVOR_ENUM | FLAVOR_ENUM_MIXIN => {
@@ -518,13 +593,17 @@ pub fn build_record(py: Python<'_>, res: &Resolved, values: Bound<'_, PyTuple>) 
             }
             let value = values.get_item(1)?;
             // The member for the value, as `cls(value)` finds it.
-            cls.call1((value,)).map(Bound::unbind).map_err(|e| crate::errors::ThawError::new_err(format!("cannot thaw enum member: {}", e.value(py))))
+            cls.call1((value,))
+                .map(Bound::unbind)
+                .map_err(|e| crate::errors::ThawError::new_err(format!("cannot thaw enum member: {}", e.value(py))))
         }
         _ if res.make.is_some() => Ok(res.make.as_ref().unwrap().bind(py).call1(values)?.unbind()),
         _ => {
             // Dataclasses: made without __init__ or __post_init__ (as pickle
             // does), fields set past a frozen __setattr__.
-            let new = OBJECT_NEW.get_or_try_init(py, || Ok::<_, PyErr>(py.get_type::<pyo3::types::PyAny>().getattr("__new__")?.unbind()))?;
+            let new = OBJECT_NEW.get_or_try_init(py, || {
+                Ok::<_, PyErr>(py.get_type::<pyo3::types::PyAny>().getattr("__new__")?.unbind())
+            })?;
             let obj = new.bind(py).call1((cls,))?;
             for (attr, v) in res.attrs.iter().zip(values.iter()) {
                 if unsafe { ffi::PyObject_GenericSetAttr(obj.as_ptr(), attr.as_ptr(), v.as_ptr()) } != 0 {

@@ -19,7 +19,6 @@ use crate::errors::{format_error, CompactError};
 use crate::region::Region;
 use crate::strings::str_units;
 
-
 /// The items of a list or tuple view: slots, or a columnar list (a
 /// table's rows, a string column's strings, a list column's lists).
 #[derive(Clone, Copy, Debug)]
@@ -470,7 +469,8 @@ fn view_repr(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<String
     let join = |parts: Vec<String>| parts.join(", ");
     Ok(match node {
         Node::List(s) | Node::Tuple(s) => {
-            let parts = (0..s.len()).map(|i| item(s.get(&r, i).map_err(format_error)?)).collect::<PyResult<Vec<_>>>()?;
+            let parts =
+                (0..s.len()).map(|i| item(s.get(&r, i).map_err(format_error)?)).collect::<PyResult<Vec<_>>>()?;
             if matches!(node, Node::List(_)) {
                 format!("[{}]", join(parts))
             } else if s.len() == 1 {
@@ -508,7 +508,13 @@ pub(crate) fn index_arg(key: &Bound<'_, PyAny>, len: usize, what: &str) -> PyRes
     Ok(j as usize)
 }
 
-pub(crate) fn seq_getitem(py: Python<'_>, region: &Py<Region>, seq: Items, key: &Bound<'_, PyAny>, tuple: bool) -> PyResult<Py<PyAny>> {
+pub(crate) fn seq_getitem(
+    py: Python<'_>,
+    region: &Py<Region>,
+    seq: Items,
+    key: &Bound<'_, PyAny>,
+    tuple: bool,
+) -> PyResult<Py<PyAny>> {
     let what = if tuple { "tuple" } else { "list" };
     let r = region.get().reader();
     unsafe {
@@ -533,16 +539,17 @@ pub(crate) fn seq_getitem(py: Python<'_>, region: &Py<Region>, seq: Items, key: 
             items.push(read_to_py(py, region, seq.get(&r, i as usize))?);
             i += ind.step;
         }
-        return Ok(if tuple { PyTuple::new(py, items)?.into_any().unbind() } else { PyList::new(py, items)?.into_any().unbind() });
+        return Ok(if tuple {
+            PyTuple::new(py, items)?.into_any().unbind()
+        } else {
+            PyList::new(py, items)?.into_any().unbind()
+        });
     }
     if key.hasattr("__index__")? {
         let j = index_arg(key, seq.len(), what)?;
         return read_to_py(py, region, seq.get(&r, j));
     }
-    Err(PyTypeError::new_err(format!(
-        "{what} indices must be integers or slices, not {}",
-        key.get_type().name()?
-    )))
+    Err(PyTypeError::new_err(format!("{what} indices must be integers or slices, not {}", key.get_type().name()?)))
 }
 
 /// Iterator over a list or tuple (forwards or backwards), or over the
@@ -636,7 +643,13 @@ pub fn concat_operand<'py>(obj: &Bound<'py, PyAny>, want_tuple: bool) -> PyResul
 
 /// `mine + other` (or `other + mine`, `reflected`) as natives; NotImplemented
 /// when `other` is not a sequence of the same kind.
-pub fn concat(py: Python<'_>, mine: Bound<'_, PyAny>, other: &Bound<'_, PyAny>, tuple: bool, reflected: bool) -> PyResult<Py<PyAny>> {
+pub fn concat(
+    py: Python<'_>,
+    mine: Bound<'_, PyAny>,
+    other: &Bound<'_, PyAny>,
+    tuple: bool,
+    reflected: bool,
+) -> PyResult<Py<PyAny>> {
     let Some(other) = concat_operand(other, tuple)? else {
         return Ok(py.NotImplemented());
     };
@@ -645,7 +658,11 @@ pub fn concat(py: Python<'_>, mine: Bound<'_, PyAny>, other: &Bound<'_, PyAny>, 
 
 /// `native * n`, or NotImplemented when `n` is not an integer; the copy is
 /// made only for an integer.
-pub fn repeat<'py>(py: Python<'py>, native: impl FnOnce() -> PyResult<Bound<'py, PyAny>>, n: &Bound<'py, PyAny>) -> PyResult<Py<PyAny>> {
+pub fn repeat<'py>(
+    py: Python<'py>,
+    native: impl FnOnce() -> PyResult<Bound<'py, PyAny>>,
+    n: &Bound<'py, PyAny>,
+) -> PyResult<Py<PyAny>> {
     if unsafe { ffi::PyIndex_Check(n.as_ptr()) } == 0 {
         return Ok(py.NotImplemented());
     }
@@ -669,10 +686,26 @@ macro_rules! sequence_view {
                 seq_getitem(py, &self.region, self.seq, key, $tuple)
             }
             fn __iter__(&self, py: Python<'_>) -> PyResult<Py<SequenceIterator>> {
-                new_object(py, SequenceIterator { region: self.region.clone_ref(py), seq: self.seq, next: AtomicUsize::new(0), reverse: false })
+                new_object(
+                    py,
+                    SequenceIterator {
+                        region: self.region.clone_ref(py),
+                        seq: self.seq,
+                        next: AtomicUsize::new(0),
+                        reverse: false,
+                    },
+                )
             }
             fn __reversed__(&self, py: Python<'_>) -> PyResult<Py<SequenceIterator>> {
-                new_object(py, SequenceIterator { region: self.region.clone_ref(py), seq: self.seq, next: AtomicUsize::new(0), reverse: true })
+                new_object(
+                    py,
+                    SequenceIterator {
+                        region: self.region.clone_ref(py),
+                        seq: self.seq,
+                        next: AtomicUsize::new(0),
+                        reverse: true,
+                    },
+                )
             }
             fn __contains__(&self, py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<bool> {
                 Ok(elements_matching(py, &self.region, self.seq, x, 0, self.seq.len(), true)?.1.is_some())
@@ -683,7 +716,11 @@ macro_rules! sequence_view {
                 let clamp = |i: isize| -> usize { (if i < 0 { (i + n).max(0) } else { i.min(n) }) as usize };
                 match elements_matching(py, &self.region, self.seq, value, clamp(start), clamp(stop), true)?.1 {
                     Some(i) => Ok(i),
-                    None => Err(PyValueError::new_err(format!("{} is not in {}", value.repr()?, if $tuple { "tuple" } else { "list" }))),
+                    None => Err(PyValueError::new_err(format!(
+                        "{} is not in {}",
+                        value.repr()?,
+                        if $tuple { "tuple" } else { "list" }
+                    ))),
                 }
             }
             #[pyo3(signature = (value, /))]
@@ -859,11 +896,22 @@ impl DictView {
     }
     /// Values in order, by position (used by `values()`).
     fn _iter_values(&self, py: Python<'_>) -> PyResult<Py<DictIterator>> {
-        new_object(py, DictIterator { region: self.region.clone_ref(py), dict: self.dict, next: AtomicUsize::new(0), items: false })
+        new_object(
+            py,
+            DictIterator {
+                region: self.region.clone_ref(py),
+                dict: self.dict,
+                next: AtomicUsize::new(0),
+                items: false,
+            },
+        )
     }
     /// (key, value) pairs in order, by position (used by `items()`).
     fn _iter_items(&self, py: Python<'_>) -> PyResult<Py<DictIterator>> {
-        new_object(py, DictIterator { region: self.region.clone_ref(py), dict: self.dict, next: AtomicUsize::new(0), items: true })
+        new_object(
+            py,
+            DictIterator { region: self.region.clone_ref(py), dict: self.dict, next: AtomicUsize::new(0), items: true },
+        )
     }
     fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
         richcmp(py, &self.region, Node::Dict(self.dict), other, op)
