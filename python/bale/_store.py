@@ -618,41 +618,32 @@ class Store(MutableMapping):
                 )
         return h._handle(end, root, flags)
 
-    def __getitem__(self, key):
+    def _value(self, key):
+        """The value of ``key``, or _MISSING: outside a batch of this
+        thread, one call into Rust (`_bale._store_get`)."""
         if not self._closed and self._my_txn() is None:
             sources, handles = self._fast
             try:
                 value = _bale._store_get(key, sources, handles, _MISSING)
             except FormatError as err:
                 raise _format_error(self._where(key), f"value of key {key!r}: {err}") from None
-            if value is not _MISSING:
-                return value
+        else:
+            self._check_open()
+            e = self._live_entry(key)
+            value = _MISSING if e is None else self._handle(e).root
+        if value is _MISSING:
             _check_key(key)
+        return value
+
+    def __getitem__(self, key):
+        value = self._value(key)
+        if value is _MISSING:
             raise KeyError(key)
-        self._check_open()
-        e = self._live_entry(key)
-        if e is None:
-            _check_key(key)
-            raise KeyError(key)
-        return self._handle(e).root
+        return value
 
     def get(self, key, default=None):
-        if not self._closed and self._my_txn() is None:
-            sources, handles = self._fast
-            try:
-                value = _bale._store_get(key, sources, handles, _MISSING)
-            except FormatError as err:
-                raise _format_error(self._where(key), f"value of key {key!r}: {err}") from None
-            if value is not _MISSING:
-                return value
-            _check_key(key)
-            return default
-        self._check_open()
-        e = self._live_entry(key)
-        if e is None:
-            _check_key(key)
-            return default
-        return self._handle(e).root
+        value = self._value(key)
+        return default if value is _MISSING else value
 
     def region(self, key) -> _bale.Region:
         """The region handle whose root is ``self[key]``."""

@@ -115,6 +115,32 @@ fn new_id() -> u64 {
 }
 
 impl Region {
+    /// A new handle (a fresh id, open, no index checked yet).
+    #[allow(clippy::too_many_arguments)]
+    fn handle(
+        storage: Arc<Storage>,
+        len: usize,
+        root: u64,
+        flags: u32,
+        lineage: Arc<Lineage>,
+        grown: bool,
+        trusted: bool,
+    ) -> Region {
+        Region {
+            storage,
+            len,
+            root,
+            flags,
+            lineage,
+            grown,
+            standalone: OnceLock::new(),
+            id: new_id(),
+            trusted,
+            checked_indexes: Mutex::default(),
+            closed: AtomicBool::new(false),
+        }
+    }
+
     /// Adopts `storage` after checking its header (O(1)), or everything when `verify`.
     pub fn adopt(py: Python<'_>, storage: Storage, verify: bool) -> PyResult<Region> {
         let len = storage.all().len();
@@ -129,21 +155,9 @@ impl Region {
             tail: Mutex::new(Tail { storage: storage.clone(), used: len }),
             appending: AtomicU64::new(0),
         });
-        let region = Region {
-            storage,
-            len,
-            root: header.root,
-            flags: header.flags,
-            lineage,
-            grown: false,
-            standalone: OnceLock::new(),
-            id: new_id(),
-            // Verified bytes are not enough: a buffer, a mapped file or a
-            // shared segment can change after the check.
-            trusted: false,
-            checked_indexes: Mutex::default(),
-            closed: AtomicBool::new(false),
-        };
+        // Not trusted: verified bytes are not enough, as a buffer, a mapped
+        // file or a shared segment can change after the check.
+        let region = Region::handle(storage, len, header.root, header.flags, lineage, false, false);
         if verify {
             region.verify(py)?;
         }
@@ -224,19 +238,8 @@ impl Region {
 
     /// Another handle on the same bytes with `root` as its root.
     pub fn with_root(&self, root: u64) -> Region {
-        Region {
-            storage: self.storage.clone(),
-            len: self.len,
-            root,
-            flags: self.flags,
-            lineage: self.lineage.clone(),
-            grown: self.grown || root != self.root,
-            standalone: OnceLock::new(),
-            id: new_id(),
-            trusted: self.trusted,
-            checked_indexes: Mutex::default(),
-            closed: AtomicBool::new(false),
-        }
+        let grown = self.grown || root != self.root;
+        Region::handle(self.storage.clone(), self.len, root, self.flags, self.lineage.clone(), grown, self.trusted)
     }
 
     /// A store segment (see `python/bale/_store.py`): the first `len` bytes
@@ -257,19 +260,7 @@ impl Region {
             tail: Mutex::new(Tail { storage: storage.clone(), used: len }),
             appending: AtomicU64::new(0),
         });
-        Ok(Region {
-            storage,
-            len,
-            root: header.root,
-            flags: header.flags,
-            lineage,
-            grown: true,
-            standalone: OnceLock::new(),
-            id: new_id(),
-            trusted: false,
-            checked_indexes: Mutex::default(),
-            closed: AtomicBool::new(false),
-        })
+        Ok(Region::handle(storage, len, header.root, header.flags, lineage, true, false))
     }
 
     /// A handle of this lineage on its first `len` bytes with root slot
@@ -288,19 +279,7 @@ impl Region {
                 "value flags 0x{flags:x} are not valid region flags"
             )));
         }
-        let handle = Region {
-            storage: self.storage.clone(),
-            len,
-            root,
-            flags,
-            lineage: self.lineage.clone(),
-            grown: true,
-            standalone: OnceLock::new(),
-            id: new_id(),
-            trusted: false,
-            checked_indexes: Mutex::default(),
-            closed: AtomicBool::new(false),
-        };
+        let handle = Region::handle(self.storage.clone(), len, root, flags, self.lineage.clone(), true, false);
         handle.root_value()?;
         Ok(handle)
     }
@@ -349,20 +328,8 @@ impl Region {
         // Safety: there is room; every handle ends at or before `at`; the lock excludes other writers.
         unsafe { tail.storage.write(at, bytes) };
         tail.used = at + bytes.len();
-        Ok(Region {
-            storage: tail.storage.clone(),
-            len: tail.used,
-            root,
-            flags,
-            lineage: self.lineage.clone(),
-            grown: true,
-            standalone: OnceLock::new(),
-            id: new_id(),
-            // Appends may copy tables from views of unverified regions.
-            trusted: false,
-            checked_indexes: Mutex::default(),
-            closed: AtomicBool::new(false),
-        })
+        // Not trusted: appends may copy tables from views of unverified regions.
+        Ok(Region::handle(tail.storage.clone(), tail.used, root, flags, self.lineage.clone(), true, false))
     }
 
     /// The header this handle has as a standalone region.
