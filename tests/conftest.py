@@ -1,6 +1,12 @@
 """Shared fixtures for bale's tests."""
 
+import contextlib
+import gc
+import os
 import pathlib
+import subprocess
+import sys
+import tempfile
 
 import pytest
 
@@ -25,3 +31,23 @@ def json_corpus():
     if not JSON_CORPUS_DIR.is_dir() or not json_corpus_files():
         pytest.skip(f"JSON corpus not found at {JSON_CORPUS_DIR}")
     return JSON_CORPUS_DIR
+
+
+@contextlib.contextmanager
+def mounted_tmpfs(size: str):
+    """A tmpfs of ``size`` (mount's syntax: ``1m``) mounted for a test that
+    fills a file system up; skips when this process may not mount one."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("tmpfs is Linux's")
+    where = tempfile.mkdtemp(prefix="bale-tmpfs-")
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", where], capture_output=True, text=True)
+    if p.returncode != 0:
+        os.rmdir(where)
+        pytest.skip(f"cannot mount a {size} tmpfs to fill up (mount: {p.stderr.strip() or p.returncode}); ENOSPC untested")
+    try:
+        yield where
+    finally:
+        gc.collect()  # mappings of files there, held by tracebacks
+        if subprocess.run(["umount", where]).returncode != 0:
+            subprocess.run(["umount", "-l", where], check=True)
+        os.rmdir(where)

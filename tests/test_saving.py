@@ -19,6 +19,7 @@ import time
 import pytest
 
 import bale
+from conftest import mounted_tmpfs
 
 MODES = ["unnamed", "named"]
 
@@ -158,18 +159,8 @@ def test_save_errors_carry_errno_and_the_file_name(tmp_path, mode):
 @pytest.fixture
 def tiny_fs():
     """A 1 MiB tmpfs, mounted for the test (needs the right to mount)."""
-    if not sys.platform.startswith("linux"):
-        pytest.skip("tmpfs is Linux's")
-    where = tempfile.mkdtemp(prefix="bale-tinyfs-")
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", where], capture_output=True, text=True)
-    if p.returncode != 0:
-        os.rmdir(where)
-        pytest.skip(f"cannot mount a 1 MiB tmpfs to fill up (mount: {p.stderr.strip() or p.returncode}); ENOSPC untested")
-    try:
+    with mounted_tmpfs("1m") as where:
         yield where
-    finally:
-        subprocess.run(["umount", where], check=True)
-        os.rmdir(where)
 
 
 def test_a_full_file_system_raises_enospc_naming_the_file_and_leaves_nothing(tiny_fs, mode):

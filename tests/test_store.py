@@ -23,6 +23,7 @@ from bale import _bale, _store
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from _store_child import LABELS, value_of  # noqa: E402
+from conftest import mounted_tmpfs  # noqa: E402
 
 CHILD = os.path.join(HERE, "_store_child.py")
 KILL_TRIALS = int(os.environ.get("BALE_STORE_KILL_TRIALS", "6"))
@@ -564,20 +565,8 @@ def test_lying_index_entries_raise_format_errors_not_crashes(small_store):
 
 
 def test_a_full_disk_raises_oserror_with_the_path_and_keeps_the_last_commit(tmp_path):
-    if not sys.platform.startswith("linux"):
-        pytest.skip("tmpfs is Linux's")
-    where = tempfile.mkdtemp(prefix="bale-store-fullfs-")
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", where], capture_output=True, text=True)
-    if p.returncode != 0:
-        os.rmdir(where)
-        pytest.skip(f"cannot mount a 2 MiB tmpfs (mount: {p.stderr.strip() or p.returncode}); ENOSPC untested")
-    try:
+    with mounted_tmpfs("2m") as where:
         fill_up(os.path.join(where, "s"))
-    finally:
-        gc.collect()  # the stores' mappings, held by tracebacks
-        if subprocess.run(["umount", where]).returncode != 0:
-            subprocess.run(["umount", "-l", where], check=True)
-        os.rmdir(where)
 
 
 def fill_up(path):
