@@ -12,7 +12,6 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 

@@ -12,7 +12,6 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
 import pytest
