@@ -117,6 +117,15 @@ impl<'a> Str<'a> {
             StrData::Borrowed(s) => s,
         }
     }
+    /// Where the code units are stored (their address and byte length),
+    /// for a string not held inline in its slot: one stored string has
+    /// one place, however many slots reference it.
+    pub fn stored_at(&self) -> Option<(usize, usize)> {
+        match &self.data {
+            StrData::Inline(_) => None,
+            StrData::Borrowed(s) => Some((s.as_ptr() as usize, s.len())),
+        }
+    }
     /// Code point `i`.
     pub fn char_at(&self, i: usize) -> u32 {
         let u = self.units();

@@ -49,6 +49,9 @@ struct Thaw<'a, 'py> {
     max_depth: usize,
     /// Whether frames are counted at all: for a depth bound or a cyclic region.
     counting: bool,
+    /// The strings made last, by where their units are stored (see
+    /// `StrMemo`): a string referenced from many places is made once.
+    strs: StrMemo,
     /// Classes given to `thaw(types=...)`, and the record types resolved so far.
     types: Option<Py<PyTuple>>,
     resolved: FxHashMap<usize, Rc<Resolved>>,
@@ -62,6 +65,57 @@ const LEAF_SEQ_MAX: usize = 4;
 
 /// Records nested deeper than this are refused by `thaw` (views read them at any depth).
 pub const MAX_RECORD_DEPTH: usize = 500;
+
+/// Strings made, by the address and byte length of their stored units, in
+/// a direct-mapped table. Equal strings are stored once (the writer keeps
+/// one copy of a string met again), so a vocabulary of a few thousand
+/// words thaws into that many objects, not one per reference, as pickle's
+/// memo does. Sharing immutable strings is invisible, except to `is`. Each
+/// entry owns a reference.
+struct StrMemo {
+    entries: Box<[(usize, usize, *mut PyObject)]>,
+}
+
+const STR_MEMO_BITS: u32 = 12;
+
+impl StrMemo {
+    fn new() -> StrMemo {
+        StrMemo { entries: vec![(0, 0, std::ptr::null_mut()); 1 << STR_MEMO_BITS].into_boxed_slice() }
+    }
+
+    /// The string stored at `at` (`shape`: its byte length and width), made by `make` on a miss.
+    #[inline(always)]
+    unsafe fn get(
+        &mut self,
+        at: usize,
+        shape: usize,
+        make: impl FnOnce() -> PyResult<*mut PyObject>,
+    ) -> PyResult<*mut PyObject> {
+        let i = ((at as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - STR_MEMO_BITS)) as usize;
+        let entry = &mut self.entries[i];
+        if entry.0 == at && entry.1 == shape && !entry.2.is_null() {
+            ffi::Py_IncRef(entry.2);
+            return Ok(entry.2);
+        }
+        let p = make()?;
+        ffi::Py_IncRef(p);
+        let old = std::mem::replace(entry, (at, shape, p));
+        if !old.2.is_null() {
+            ffi::Py_DecRef(old.2);
+        }
+        Ok(p)
+    }
+}
+
+impl Drop for StrMemo {
+    fn drop(&mut self) {
+        for &(_, _, p) in self.entries.iter() {
+            if !p.is_null() {
+                unsafe { ffi::Py_DecRef(p) };
+            }
+        }
+    }
+}
 
 impl Drop for Thaw<'_, '_> {
     fn drop(&mut self) {
@@ -121,6 +175,7 @@ pub fn thaw_bounded(
         shape_keys: FxHashMap::default(),
         keys: Vec::new(),
         memo,
+        strs: StrMemo::new(),
         types,
         resolved: FxHashMap::default(),
         record_depth: 0,
@@ -306,6 +361,14 @@ impl<'a, 'py> Thaw<'a, 'py> {
         // Sequences first: the inner nodes of trees, without a memo to consult.
         if self.memo.is_none() && matches!(v, Value::List(_) | Value::Tuple(_)) {
             return self.make_new(v);
+        }
+        if let Value::Str(s) = &v {
+            if let Some((at, len)) = s.stored_at() {
+                // The width too: damaged bytes may read one place at two widths.
+                let shape = len << 2 | s.width as usize;
+                let py = self.py;
+                return Ok((self.strs.get(at, shape, || crate::convert::make_str(py, s))?, None));
+            }
         }
         if let Some(p) = scalar(self.py, &v) {
             return Ok((p?, None));
