@@ -14,6 +14,16 @@ use crate::reader::{compute_checksum, Reader, Region, Seq, Table, Value};
 /// ones are remembered so that repeated references cost O(1).
 const RECHECK_STR_BYTES: usize = 256;
 
+/// Short string slots whose content was checked last, direct-mapped by
+/// slot (0 is no STR slot): a vocabulary's words are checked once each, not
+/// at every reference.
+const RECENT_STRS_BITS: u32 = 12;
+
+#[inline]
+fn recent_index(slot: u64) -> usize {
+    (slot.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RECENT_STRS_BITS)) as usize
+}
+
 struct Bitmap(Vec<u64>);
 impl Bitmap {
     fn new(words: usize) -> Bitmap {
@@ -43,6 +53,7 @@ struct Verifier<'a> {
     shareable: Bitmap,
     revisited_sequences: HashSet<u64>,
     long_strings: HashSet<u64>,
+    recent_strs: Box<[u64]>,
     stack: Vec<Work>,
     /// The dtypes of the numpy arrays met (their text cannot be checked
     /// without numpy: the caller checks each distinct one).
@@ -231,6 +242,7 @@ fn walk<'a>(region: &Region<'a>, start: Work) -> Result<Verifier<'a>> {
         shareable: Bitmap::new(words),
         revisited_sequences: HashSet::new(),
         long_strings: HashSet::new(),
+        recent_strs: vec![0; 1 << RECENT_STRS_BITS].into_boxed_slice(),
         stack: vec![start],
         dtypes: HashSet::new(),
         text_arrays: Vec::new(),
@@ -345,13 +357,22 @@ impl<'a> Verifier<'a> {
         if off < HEADER_LEN || off + bytes > limit {
             self.r.decode(s, limit)?;
         }
-        if bytes > RECHECK_STR_BYTES && !self.long_strings.insert(s) {
+        if bytes > RECHECK_STR_BYTES {
+            if !self.long_strings.insert(s) {
+                return Ok(());
+            }
+        } else if self.recent_strs[recent_index(s)] == s {
+            // The same slot names the same units at the same width: their
+            // content was checked when the slot was last met.
             return Ok(());
         }
         let units = &self.r.buf()[off..off + bytes];
         crate::reader::check_units(width, units, off)?;
         if width != Width::Ascii && canonical_width(width, units) != width {
             return Err(FormatError::at(off, "string is not stored at its smallest width"));
+        }
+        if bytes <= RECHECK_STR_BYTES {
+            self.recent_strs[recent_index(s)] = s;
         }
         Ok(())
     }
