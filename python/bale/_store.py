@@ -1025,11 +1025,10 @@ class Store(MutableMapping):
             self._entry_fields(e)
         return level
 
-    def _merge_levels(self, txn: _Txn, run: dict, full: bool) -> tuple[tuple, list, list]:
+    def _merge_levels(self, txn: _Txn, run: dict, full: bool) -> tuple[tuple, list]:
         """Moves ``run`` (newer than every level) into index files: merged
         with each level no more than MERGE_RATIO times its size (all levels
-        when ``full``). Returns the new levels, the files written and the
-        files replaced."""
+        when ``full``). Returns the new levels and the files replaced."""
         levels = list(self._snap.levels)
         views = list(self._snap.index_views)
         replaced = []
@@ -1046,16 +1045,14 @@ class Store(MutableMapping):
             for k, e in run.items()
             if not (bottom and (e is None or e[0] not in segments))
         }
-        written = []
         if run:
             file_id = txn.next_file
             txn.next_file += 1
             name = _index_name(file_id)
             txn.new_files.append(name)
             _bale.compact(run).save(self._file(name))
-            written.append(name)
             levels.insert(0, (file_id, len(run)))
-        return tuple(levels), written, replaced
+        return tuple(levels), replaced
 
     def _commit(self) -> None:
         txn = self._current()
@@ -1102,7 +1099,7 @@ class Store(MutableMapping):
             delta.update(txn.pending)
             levels, replaced = self._snap.levels, []  # type: tuple, list[str]
             if full_merge or len(delta) > DELTA_LIMIT or sum(map(len, delta)) > DELTA_KEY_BYTES:  # keys checked
-                levels, _written, replaced = self._merge_levels(txn, delta, full_merge)
+                levels, replaced = self._merge_levels(txn, delta, full_merge)
                 delta = {}
             if txn.new_files:
                 _fsync_dir(self._path)
@@ -1186,7 +1183,7 @@ class Store(MutableMapping):
 
     # ----------------------------------------------------------------- reclaim
 
-    def _sweep(self, snap: _Snapshot) -> int:
+    def _sweep(self, snap: _Snapshot) -> None:
         """Removes files no commit names (left by writers killed before
         their commit, or after it and before they removed what it freed).
         Runs with the writers' lock held, so no writer is making any."""
@@ -1194,17 +1191,14 @@ class Store(MutableMapping):
         for seg in snap.segments:
             named.update((_segment_name(seg), _sums_name(seg)))
         named.update(_index_name(file_id) for file_id, _ in snap.levels)
-        freed = 0
         for entry in os.scandir(self._path):
             n = entry.name
             if n in named or not (n.startswith(("seg-", "idx-", ".idx-")) and n.endswith((".bale", ".sums", ".tmp"))):
                 continue
             try:
-                freed += entry.stat().st_blocks * 512
                 os.unlink(entry.path)
             except FileNotFoundError:
                 pass
-        return freed
 
     def _disk_usage(self) -> int:
         total = 0

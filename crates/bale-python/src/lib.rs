@@ -160,12 +160,7 @@ fn open_mapped(py: Python<'_>, path: &std::path::Path, verify: bool, advice: mem
     } else {
         // Safety: the map is read-only; the file is only ever replaced by rename (see save).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| os_error(e, path))?;
-        // The header's page only: not the megabytes the kernel reads
-        // around a first fault by default (an O(1) open stays O(1) on a
-        // cold cache).
-        let _ = map.advise(memmap2::Advice::Random);
-        let _ = std::hint::black_box(map.first().copied());
-        let _ = map.advise(advice);
+        fault_in_header(&map, advice);
         Storage::mapped(map, file)
     };
     Region::adopt(py, storage, verify).map_err(|e| {
@@ -175,6 +170,16 @@ fn open_mapped(py: Python<'_>, path: &std::path::Path, verify: bool, advice: mem
             e
         }
     })
+}
+
+/// Faults in the page of a mapping's header alone, then leaves `advice` on
+/// the mapping: by default the kernel reads megabytes around a first fault,
+/// and an O(1) open (of a region, of each file of a store) would read them
+/// on a cold cache.
+fn fault_in_header(map: &memmap2::Mmap, advice: memmap2::Advice) {
+    let _ = map.advise(memmap2::Advice::Random);
+    let _ = std::hint::black_box(map.first().copied());
+    let _ = map.advise(advice);
 }
 
 /// Store support: maps the first `length` bytes of the store segment file
@@ -195,12 +200,7 @@ fn _open_segment(py: Python<'_>, path: PathBuf, length: usize, keep_file: bool) 
     // Safety: read-only; a segment's bytes below a committed length are
     // never written again (appends go past it, reclaim unlinks).
     let map = unsafe { memmap2::MmapOptions::new().len(length).map(&file) }.map_err(|e| os_error(e, &path))?;
-    // Reading the header faults in its page; with the default advice the
-    // kernel reads megabytes around it, for every segment a store opens.
-    let _ = map.advise(memmap2::Advice::Random);
-    let header = bale_core::parse_header(&map[..bale_core::format::HEADER_LEN.min(map.len())]).map(|_| ());
-    let _ = map.advise(memmap2::Advice::Normal);
-    header.map_err(|e| FormatError::new_err(format!("{}: {}", path.display(), e)))?;
+    fault_in_header(&map, memmap2::Advice::Normal);
     let storage = if keep_file { Storage::mapped(map, file) } else { Storage::mapped_alone(map) };
     let region =
         Region::segment(storage, length).map_err(|e| FormatError::new_err(format!("{}: {}", path.display(), e)))?;
