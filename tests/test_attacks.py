@@ -152,6 +152,43 @@ def test_deep_record_views_raise_recursion_error():
         assert name in out
 
 
+def test_deep_record_views_on_a_small_stack_raise_recursion_error():
+    """Python's recursion count cannot protect a thread with a small stack or
+    a raised recursion limit (nor 3.12-3.13's fixed 10,000 C levels on a
+    build whose frames are large): the views measure the stack left."""
+    out = assert_child_ok(
+        """
+        import dataclasses, sys, threading, bale
+        sys.setrecursionlimit(1_000_000)
+        threading.stack_size(1 << 20)
+        @dataclasses.dataclass(frozen=True)
+        class Node:
+            next: object
+        v = None
+        for _ in range(20_000):
+            v = Node(v)
+        r = bale.compact(v)
+        def run():
+            for name, op in [("hash", lambda: hash(r.root)), ("repr", lambda: repr(r.root)),
+                             ("eq", lambda: r.root == r.root)]:
+                try:
+                    op()
+                    print(name, "ok")
+                except RecursionError as e:
+                    print(name, "RecursionError", e)
+        t = threading.Thread(target=run)
+        t.start()
+        t.join()
+        """
+    )
+    lines = out.splitlines()
+    assert [line.split()[:2] for line in lines] == [
+        ["hash", "RecursionError"],
+        ["repr", "RecursionError"],
+        ["eq", "RecursionError"],
+    ], out
+
+
 # 3. Thaw holds its own references (unverified bytes).
 
 

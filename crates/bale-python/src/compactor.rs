@@ -58,12 +58,15 @@ pub(crate) const PREFETCH_AHEAD: usize = 4;
 
 #[derive(Clone, Copy)]
 pub(crate) enum Frame {
+    /// `seen`: `python_runs` when a list's length was last known to be
+    /// `len` (see `Compactor::resume`).
     Seq {
         obj: *mut PyObject,
         tuple: bool,
         len: usize,
         next: usize,
         base: usize,
+        seen: u64,
     },
     Dict {
         obj: *mut PyObject,
@@ -72,6 +75,7 @@ pub(crate) enum Frame {
         len: usize,
         next: usize,
         base: usize,
+        seen: u64,
     },
     /// A record: `items` holds (field name, value) pairs, the values owned
     /// from `refs` on in `record_refs` when they had to be fetched.
@@ -355,27 +359,39 @@ impl<'py> Compactor<'py> {
         self.release(obj);
         // The code may have turned the collector back on (`gc.enable()`).
         ffi::PyGC_Disable();
-        self.check_unchanged()?;
         out
     }
 
-    /// An error naming the first list or dict being walked whose length is
-    /// not the one it had when the walk entered it.
-    unsafe fn check_unchanged(&self) -> PyResult<()> {
-        for (depth, f) in self.frames.iter().enumerate() {
-            let changed = match *f {
-                Frame::Seq { obj, tuple: false, len, .. } => (ffi::Py_SIZE(obj) as usize != len).then_some("list"),
-                Frame::Dict { obj, len, .. } => (ffi::PyDict_Size(obj) as usize != len).then_some("dict"),
-                _ => None,
-            };
-            if let Some(kind) = changed {
-                return Err(CompactError::new_err(format!(
-                    "{}: {kind} changed size during compaction (by code that compaction ran)",
-                    self.path_to(depth)
-                )));
+    /// Before the top frame reads its next element (or ends): if Python code
+    /// has run since its list's or dict's length was last known, checks that
+    /// the length is still the one the walk entered it with, and raises
+    /// `CompactError` naming the place if not. Checked here, as each frame
+    /// resumes, rather than for every open frame after each step of Python
+    /// code: that was O(depth) a step, quadratic for deep data whose every
+    /// level runs Python code (frozen dataclasses).
+    #[inline]
+    unsafe fn resume(&mut self) -> PyResult<()> {
+        let runs = self.python_runs;
+        let depth = self.frames.len() - 1;
+        let changed = match &mut self.frames[depth] {
+            Frame::Seq { seen, .. } | Frame::Dict { seen, .. } if *seen == runs => return Ok(()),
+            Frame::Seq { obj, tuple: false, len, seen, .. } => {
+                *seen = runs;
+                (ffi::Py_SIZE(*obj) as usize != *len).then_some("list")
             }
+            Frame::Dict { obj, len, seen, .. } => {
+                *seen = runs;
+                (ffi::PyDict_Size(*obj) as usize != *len).then_some("dict")
+            }
+            _ => None,
+        };
+        match changed {
+            Some(kind) => Err(CompactError::new_err(format!(
+                "{}: {kind} changed size during compaction (by code that compaction ran)",
+                self.path_to(depth)
+            ))),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Preserves identity: an object reached several times is written once
@@ -444,9 +460,11 @@ impl<'py> Compactor<'py> {
             if let Some(s) = self.visit(root.as_ptr())? {
                 return Ok(s);
             }
-            while let Some(top) = self.frames.last_mut() {
+            while !self.frames.is_empty() {
+                self.resume()?;
+                let top = self.frames.last_mut().expect("not empty");
                 match top {
-                    Frame::Seq { obj, tuple, len, next, base } => {
+                    Frame::Seq { obj, tuple, len, next, base, .. } => {
                         if *next < *len {
                             let (obj, i, tuple, len) = (*obj, *next, *tuple, *len);
                             *next += 1;
@@ -758,7 +776,8 @@ impl<'py> Compactor<'py> {
             for i in 0..len.min(PREFETCH_AHEAD) {
                 prefetch(*items.add(i));
             }
-            self.push_frame(Frame::Seq { obj, tuple, len, next: 0, base: self.slots.len() });
+            let seen = self.python_runs;
+            self.push_frame(Frame::Seq { obj, tuple, len, next: 0, base: self.slots.len(), seen });
             return Ok(None);
         }
         if tp == addr_of_mut!(ffi::PyFloat_Type) {
@@ -1318,7 +1337,8 @@ impl<'py> Compactor<'py> {
         let shape = self.shape_of(items, n);
         self.entering.pop();
         let shape = shape?;
-        self.push_frame(Frame::Dict { obj, shape, items, len: n, next: 0, base: self.slots.len() });
+        let seen = self.python_runs;
+        self.push_frame(Frame::Dict { obj, shape, items, len: n, next: 0, base: self.slots.len(), seen });
         Ok(())
     }
 }

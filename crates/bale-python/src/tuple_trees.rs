@@ -73,7 +73,7 @@ impl<'py> Compactor<'py> {
                     let inner = self.tuple_level(item, n, depth + 1, handover);
                     if inner.is_none() {
                         // The element is under way: the frame loop resumes after it.
-                        handover.push(Frame::Seq { obj, tuple: true, len, next: i + 1, base });
+                        handover.push(Frame::Seq { obj, tuple: true, len, next: i + 1, base, seen: 0 });
                         return None;
                     }
                     inner
@@ -95,7 +95,7 @@ impl<'py> Compactor<'py> {
             };
             let Some(slot) = slot else {
                 // The frame loop visits this element next.
-                handover.push(Frame::Seq { obj, tuple: true, len, next: i, base });
+                handover.push(Frame::Seq { obj, tuple: true, len, next: i, base, seen: 0 });
                 return None;
             };
             self.slots.push(slot);
