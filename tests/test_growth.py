@@ -154,6 +154,52 @@ def test_copies_from_another_region_store_shapes_once():
     assert one_by_one.root == src.root
 
 
+def test_appends_one_by_one_write_each_dict_shape_and_record_type_once():
+    """Later appends refer to the shapes and record types earlier appends of
+    the lineage wrote (a store puts its values one append each)."""
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Point:
+        x: int
+        y: int
+
+    h = bale.compact(None)
+    first = h.append({"user_id": 1, "name": "a", "tags": ["x"], "at": Point(1, 2)})
+    size_first = first.nbytes - h.nbytes
+    handles = [first]
+    for i in range(2, 50):
+        handles.append(handles[-1].append({"user_id": i, "name": "b", "tags": ["y"], "at": Point(i, i)}))
+    size_later = handles[-1].nbytes - handles[-2].nbytes
+    # The shape (5 slots + its hash index) and the type descriptor are not
+    # written again: only the dict, the list, the record and their slots.
+    assert size_later < size_first - 48, (size_first, size_later)
+    for i, g in enumerate(handles, start=1):
+        assert g.root == {"user_id": i, "name": "a" if i == 1 else "b", "tags": ["x" if i == 1 else "y"],
+                          "at": Point(i, 2 if i == 1 else i)}
+    whole = bale.load(bytes(handles[-1]), verify=True)
+    assert bale.thaw(whole.root) == bale.thaw(handles[-1].root)
+    # Another lineage (a fresh region) has its own memo: nothing is shared.
+    other = bale.compact(None).append({"user_id": 1, "name": "a", "tags": ["x"], "at": Point(1, 2)})
+    assert other.nbytes - bale.compact(None).nbytes == size_first
+
+
+def test_a_failed_append_leaves_no_shape_behind_for_later_appends():
+    """The shape made by an append that fails is not in the bytes: a later
+    append with the same keys must write it, not refer to where the failed
+    one would have put it."""
+    h = bale.compact([0])
+    with pytest.raises(bale.CompactError):
+        h.append({"k1": 1, "k2": 2, "k3": [1, lambda: 0]})
+    # Bytes of other shapes and strings now take the place the failed append built at.
+    g = h.append(["filler string number one", "filler two", {"z": 1, "w": 2}])
+    g2 = g.append({"k1": 10, "k2": 20, "k3": [30]})
+    assert g2.root == {"k1": 10, "k2": 20, "k3": [30]}
+    assert bale.load(bytes(g2), verify=True).root == {"k1": 10, "k2": 20, "k3": [30]}
+    assert list(g2.root.keys()) == ["k1", "k2", "k3"]
+    assert g2.root["k2"] == 20 and "k3" in g2.root and "z" not in g2.root
+
+
 def test_compact_of_a_view_copies_natively_and_equally():
     src = bale.compact({"k": [1, "two", 3.0, (4,), {5}, frozenset({6}), None, True, 2**80, b"\x00"]})
     again = bale.compact(src.root["k"])

@@ -636,6 +636,18 @@ class Store(MutableMapping):
         return value
 
     def __getitem__(self, key):
+        if self._txn is None and not self._closed:
+            # `_value`'s first branch, inlined: a get outside any batch is
+            # one Python frame and one call into Rust.
+            sources, handles = self._fast
+            try:
+                value = _bale._store_get(key, sources, handles, _MISSING)
+            except FormatError as err:
+                raise _format_error(self._where(key), f"value of key {key!r}: {err}") from None
+            if value is not _MISSING:
+                return value
+            _check_key(key)
+            raise KeyError(key)
         value = self._value(key)
         if value is _MISSING:
             raise KeyError(key)

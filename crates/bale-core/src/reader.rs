@@ -478,6 +478,18 @@ impl<'a> Reader<'a> {
         Ok(Seq { start: off, pos: off, len: n })
     }
 
+    /// Where the data a slot points to starts (an object, a string's
+    /// units, a sequence's items), unchecked: for prefetching only.
+    #[inline]
+    pub fn slot_target(slot: u64) -> Option<usize> {
+        match slot & TAG_MASK {
+            TAG_OBJ => Some(slot as usize),
+            TAG_STR => Some(((slot >> 21) << 3) as usize),
+            TAG_LIST | TAG_TUPLE => Some(((slot >> 19) << 3) as usize),
+            _ => None,
+        }
+    }
+
     fn decode_object(&self, off: usize, limit: usize) -> Result<Value<'a>> {
         self.extent(off, 8, limit, "object")?;
         let head = self.word(off)?;
@@ -764,9 +776,55 @@ impl<'a> Reader<'a> {
         Ok(None)
     }
 
+    /// Like `find_with`, asking `eq` about each candidate's raw slot (no
+    /// decoding), and calling `candidate` with each candidate's index as
+    /// soon as the hash index names it, before its key is read: a caller
+    /// that will read a parallel array (a dict's values) prefetches there.
+    #[inline]
+    fn find_slot(
+        &self,
+        t: Table,
+        hash: u64,
+        mut candidate: impl FnMut(usize),
+        mut eq: impl FnMut(u64) -> Result<bool>,
+    ) -> Result<Option<usize>> {
+        let cap = index_cap(t.len);
+        let mask = cap.wrapping_sub(1);
+        let ipos = t.index_pos();
+        let mut p = (hash as usize) & mask;
+        for _ in 0..cap {
+            let e = u32::from_le_bytes(self.buf[ipos + 4 * p..ipos + 4 * p + 4].try_into().unwrap()) as usize;
+            if e == 0 {
+                return Ok(None);
+            }
+            if e > t.len {
+                return Err(bad(ipos + 4 * p, "hash index entry out of range"));
+            }
+            candidate(e - 1);
+            if eq(self.word(t.pos + 8 * (e - 1))?)? {
+                return Ok(Some(e - 1));
+            }
+            p = (p + 1) & mask;
+        }
+        Ok(None)
+    }
+
     /// Finds a string key given as CPython code units of its canonical width.
     #[inline]
     pub fn find_str(&self, t: Table, width: Width, units: &[u8]) -> Result<Option<usize>> {
+        self.find_str_then(t, width, units, |_| {})
+    }
+
+    /// `find_str`, calling `candidate` with the index of each entry the hash
+    /// index names before its key is read (see `find_slot`).
+    #[inline]
+    pub fn find_str_then(
+        &self,
+        t: Table,
+        width: Width,
+        units: &[u8],
+        candidate: impl FnMut(usize),
+    ) -> Result<Option<usize>> {
         let n = units.len() / width.unit();
         // The SSTR slot this string would have, if it fits one.
         let inline = (width == Width::Ascii && n <= SSTR_MAX).then(|| make_sstr_slot(units));
@@ -799,8 +857,9 @@ impl<'a> Reader<'a> {
             }
             return Ok(None);
         }
-        let h = crate::hash::hash_str_units(units);
-        self.find(t, h, |v| Ok(matches!(v, Value::Str(s) if s.width == width && s.units() == units)))
+        // Candidates are compared slot first: a key of another length or
+        // width is passed over without reading (or checking) its units.
+        self.find_slot(t, crate::hash::hash_str_units(units), candidate, matches)
     }
 
     /// Index entry `p` of table `t` (for verification).

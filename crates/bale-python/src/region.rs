@@ -30,6 +30,11 @@ struct Tail {
 
 pub struct Lineage {
     tail: Mutex<Tail>,
+    /// Dict shapes and record types earlier appends of this process wrote
+    /// into the lineage, by content: later appends refer to them instead of
+    /// writing them again (a store's values, put one by one, share one
+    /// shape per key sequence as the values of one `compact` do).
+    memo: Mutex<AppendMemo>,
     /// Nonzero while an append builds its bytes (with the GIL, which a
     /// finalizer run by the GC may still hand to another thread): the
     /// fork generation of the process that began it, plus one. A mark
@@ -37,6 +42,16 @@ pub struct Lineage {
     /// not copy into this process: no append is running.
     appending: AtomicU64,
 }
+
+#[derive(Default)]
+struct AppendMemo {
+    shapes: rustc_hash::FxHashMap<Box<[u8]>, u64>,
+    types: rustc_hash::FxHashMap<String, u64>,
+}
+
+/// Past this many shapes (or record types) the memo starts over: data whose
+/// every dict has keys of its own must not make it grow without bound.
+const APPEND_MEMO_MAX: usize = 4096;
 
 /// How many times this process's ancestry has forked since bale was loaded:
 /// incremented in the child of every `fork()` (a `pthread_atfork` handler,
@@ -153,6 +168,7 @@ impl Region {
         let storage = Arc::new(storage);
         let lineage = Arc::new(Lineage {
             tail: Mutex::new(Tail { storage: storage.clone(), used: len }),
+            memo: Mutex::default(),
             appending: AtomicU64::new(0),
         });
         // Not trusted: verified bytes are not enough, as a buffer, a mapped
@@ -258,6 +274,7 @@ impl Region {
         let storage = Arc::new(storage);
         let lineage = Arc::new(Lineage {
             tail: Mutex::new(Tail { storage: storage.clone(), used: len }),
+            memo: Mutex::default(),
             appending: AtomicU64::new(0),
         });
         Ok(Region::handle(storage, len, header.root, header.flags, lineage, true, false))
@@ -472,13 +489,37 @@ impl Region {
         let py = slf.py();
         let me = slf.get().check_open()?;
         let slot = me.begin_append()?;
-        let mut c = crate::compactor::Compactor::new(py, 0).share(share).appending(slf.clone().unbind(), slot.at);
-        let root = c.run(obj)?;
-        // References to data already in the lineage set SHARED (and CYCLIC
-        // when that data is cyclic); new data alone is a tree unless shared.
-        let flags = c.flags();
-        let grown = me.finish_append(slot, c.builder.new_bytes(), root, flags)?;
-        crate::new_region(py, grown)
+        let at = slot.at;
+        let mut c = crate::compactor::Compactor::new(py, 0).share(share).appending(slf.clone().unbind(), at);
+        // The memo is taken out for the append (which `begin_append` made
+        // this thread's alone) and put back after it, with what it wrote
+        // if the append succeeded, as it was if not: an entry must never
+        // name bytes the lineage does not hold.
+        let memo = std::mem::take(&mut *me.lineage.memo.lock().unwrap_or_else(|p| p.into_inner()));
+        c.shapes_by_content = Some(memo.shapes);
+        c.types_by_content = Some(memo.types);
+        let grown = c.run(obj).and_then(|root| {
+            // References to data already in the lineage set SHARED (and CYCLIC
+            // when that data is cyclic); new data alone is a tree unless shared.
+            let flags = c.flags();
+            me.finish_append(slot, c.builder.new_bytes(), root, flags)
+        });
+        let mut memo = AppendMemo {
+            shapes: c.shapes_by_content.take().unwrap_or_default(),
+            types: c.types_by_content.take().unwrap_or_default(),
+        };
+        if grown.is_err() {
+            memo.shapes.retain(|_, &mut s| (s as usize) < at);
+            memo.types.retain(|_, &mut s| (s as usize) < at);
+        }
+        if memo.shapes.len() > APPEND_MEMO_MAX {
+            memo.shapes.clear();
+        }
+        if memo.types.len() > APPEND_MEMO_MAX {
+            memo.types.clear();
+        }
+        *me.lineage.memo.lock().unwrap_or_else(|p| p.into_inner()) = memo;
+        crate::new_region(py, grown?)
     }
 
     /// Store support: where the lineage's next append goes (past this

@@ -20,6 +20,37 @@ fn entry_field(v: Value<'_>, what: &str) -> PyResult<u64> {
     }
 }
 
+/// The index of `key` in level `dict`. A `str` key (every key a store
+/// writes is a `str` or `bytes`) is probed slot by slot, and the value slot
+/// of each candidate is read as the hash index names it, and its entry
+/// prefetched, so that their misses overlap the key's own (a get from a
+/// large index is bound by these misses); other keys go through the views'
+/// lookup.
+fn find_key(reg: &crate::region::Region, dict: bale_core::Dict, key: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+    if unsafe { pyo3::ffi::PyUnicode_CheckExact(key.as_ptr()) } == 0 {
+        return find_in(reg, dict.shape, key);
+    }
+    let r = reg.reader();
+    let (width, units) = unsafe { crate::strings::str_units(key.as_ptr()) };
+    let buf = reg.buf();
+    let prefetch_entry = |i: usize| {
+        // The value slot is read now, beside the key slot the probe reads
+        // next (two independent misses), and the entry it points to is
+        // prefetched while the key's units are compared.
+        let at = dict.values + 8 * i;
+        if let Some(b) = buf.get(at..at + 8) {
+            if let Some(target) = bale_core::Reader::slot_target(u64::from_le_bytes(b.try_into().expect("8 bytes"))) {
+                crate::compactor::prefetch(buf.as_ptr().wrapping_add(target) as *mut _);
+            }
+        }
+    };
+    let found = r.find_str_then(dict.shape, width, units, prefetch_entry).map_err(format_error)?;
+    if found.is_none() {
+        reg.check_index_once(dict.shape)?;
+    }
+    Ok(found)
+}
+
 /// The value stored under `key`: `sources` are the index levels (dict
 /// views, newest first) whose values are `(segment, end, root, flags)`
 /// entries or None (deleted); `handles` maps each live segment to a handle
@@ -40,7 +71,7 @@ pub fn _store_get(
         if view.dict.row.is_some() {
             return Err(FormatError::new_err("a store's index level is a table row, not a dict"));
         }
-        let Some(i) = find_in(reg, view.dict.shape, key)? else { continue };
+        let Some(i) = find_key(reg, view.dict, key)? else { continue };
         let r = reg.reader();
         let entry = match r.dict_value(view.dict, i).map_err(format_error)? {
             Value::None => return Ok(missing.clone().unbind()),
@@ -56,6 +87,11 @@ pub fn _store_get(
             return Ok(missing.clone().unbind());
         };
         let segment = handle.cast::<crate::region::Region>()?.get();
+        // The value's root is read after the handle is made: its miss
+        // overlaps that work.
+        if let Some(target) = bale_core::Reader::slot_target(root) {
+            crate::compactor::prefetch(segment.buf().as_ptr().wrapping_add(target) as *mut _);
+        }
         let (Ok(end), Ok(flags)) = (usize::try_from(end), u32::try_from(flags)) else {
             return Err(FormatError::new_err(format!(
                 "index entry of key {key}: end {end} or flags {flags} out of range"
