@@ -737,9 +737,11 @@ def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: b
             f"{parts['s[k]'] * 1e9:.0f} ns (`k in s`, the same lookup and handle: "
             f"{parts['index entry'] * 1e9:.0f} ns); `[\"name\"]` on a view {parts['field of a view'] * 1e9:.0f} ns "
             f"(a native dict: {parts['dict lookup'] * 1e9:.0f} ns, loop included). `s[k]` is one call into Rust "
-            "(`_bale._store_get`: the key in the commit's delta, then in each index file, newest first, by hash; "
-            "its entry; the segment's handle; a Region handle object for the value and its root view) inside "
-            "`Store.__getitem__`'s Python frame.",
+            "(`_bale._store_get`: the key in the commit's delta, then in each index file, newest first, by hash, "
+            "key slots compared before key bytes and each candidate's entry prefetched as the hash index names "
+            "it; the entry; the value's root view on the segment's own handle, with no handle object per get) "
+            "inside `Store.__getitem__`'s Python frame. What remains is mostly memory latency: at 1M keys the "
+            "hash index, the key, the entry, the value's root and its field each miss the CPU caches.",
             "",
         ]
         full = mode == "full"

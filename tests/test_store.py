@@ -553,10 +553,15 @@ def test_lying_index_entries_raise_format_errors_not_crashes(small_store):
                 "odd": (seg, 65, 2, 0),
             }
         )
+        # A root that lies in the segment, but past the end the entry gives
+        # (a later value's root with an earlier value's end).
+        first, second = record["delta"]["k0"], record["delta"]["k2"]
+        assert first[0] == second[0] and first[1] < second[1]
+        record["delta"]["ahead"] = (first[0], first[1], second[2], 0)
 
     rewrite_record(small_store, lie)
     with bale.Store(small_store, readonly=True) as r:
-        for key in ("past", "short", "flags", "root", "odd"):
+        for key in ("past", "short", "flags", "root", "odd", "ahead"):
             with pytest.raises(bale.FormatError):
                 bale.thaw(r[key])
         with pytest.raises(bale.FormatError):

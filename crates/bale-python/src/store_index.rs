@@ -86,7 +86,8 @@ pub fn _store_get(
         let Some(handle) = handles.get_item(seg)? else {
             return Ok(missing.clone().unbind());
         };
-        let segment = handle.cast::<crate::region::Region>()?.get();
+        let segment_py = handle.cast::<crate::region::Region>()?;
+        let segment = segment_py.get();
         // The value's root is read after the handle is made: its miss
         // overlaps that work.
         if let Some(target) = bale_core::Reader::slot_target(root) {
@@ -97,6 +98,19 @@ pub fn _store_get(
                 "index entry of key {key}: end {end} or flags {flags} out of range"
             )));
         };
+        if flags == segment.flags()
+            && end >= bale_core::format::HEADER_LEN
+            && end.is_multiple_of(8)
+            && end <= segment.buf().len()
+        {
+            // The value reads through the segment's own handle: the root
+            // checked against the value's end as `value_handle` would, and
+            // every slot below it against its container, as in any region;
+            // no handle object per get. (Other flags need a handle of their
+            // own: they change how slots are read.)
+            let root_value = segment.check_open()?.reader().decode(root, end).map_err(format_error)?;
+            return value_to_py(py, &segment_py.clone().unbind(), &root_value);
+        }
         let value = segment.value_handle(end, root, flags)?;
         let region = crate::new_region(py, value)?;
         let root_value = region.get().root_value()?;
