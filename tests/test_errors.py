@@ -8,6 +8,9 @@ import enum
 import fractions
 import re
 import struct
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -255,6 +258,47 @@ def test_deep_cycle_is_not_a_recursion_error():
     # Very long paths may be abbreviated; the start of the path must be there.
     assert msg.startswith("root[0][0][0][0][0][0][0][0]")
     cur.clear()  # break the cycle for a fast dealloc
+
+
+def test_a_callback_that_hands_back_a_deep_open_list_is_a_cycle(tmp_path):
+    """Lists held by one reference skip the cycle check (they cannot be
+    open already); one that a `get=` callback hands back, from deep in the
+    path, must still be found open. Run in a child with bounded memory and
+    time: missing it would compact without end."""
+    script = tmp_path / "child.py"
+    script.write_text(textwrap.dedent(
+        """
+        import resource, bale
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+        class Back:
+            pass
+
+        root = cur = []
+        for _ in range(100):
+            nxt = []
+            cur.append(nxt)
+            cur = nxt
+        cur.append(Back())
+        # The list at depth 60, found again through the root when asked for.
+        def get(obj):
+            at = root
+            for _ in range(60):
+                at = at[0]
+            return (at,)
+        bale.register(Back, ["x"], get=get)
+        try:
+            bale.compact(root)
+        except bale.CompactError as e:
+            print("CompactError", e)
+        """
+    ))
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    # Found where the callback's field closes it (100 lists deep, then
+    # `.x`), not one lap later.
+    assert p.stdout.startswith("CompactError root[0]"), p.stdout
+    assert "...<78 levels>...[0][0][0][0][0][0][0][0][0][0][0].x: cannot compact a cycle" in p.stdout, p.stdout
 
 
 def test_shared_subobjects_are_not_cycles():

@@ -323,6 +323,10 @@ impl<'py> Compactor<'py> {
             let obj = self.frames[depth].obj();
             ffi::Py_IncRef(obj);
             self.frame_pins.push((depth, obj));
+            // Python code may now reach it again (see `check_cycle`).
+            if depth >= LINEAR_PATH && self.frames[depth].mutable() {
+                self.deep_path.insert(obj as usize);
+            }
         }
         self.frames_pinned = self.frames.len();
         for i in self.items_pinned..self.items.len() {
@@ -553,7 +557,7 @@ impl<'py> Compactor<'py> {
         if self.share && unsafe { ffi::Py_REFCNT(f.obj()) } > 1 {
             self.active.insert(f.obj() as usize, self.frames.len());
         }
-        if self.frames.len() >= LINEAR_PATH && f.mutable() {
+        if self.frames.len() >= LINEAR_PATH && f.mutable() && unsafe { ffi::Py_REFCNT(f.obj()) } > 1 {
             self.deep_path.insert(f.obj() as usize);
         }
         self.frames.push(f);
@@ -632,6 +636,14 @@ impl<'py> Compactor<'py> {
 
     unsafe fn check_cycle(&self, obj: *mut PyObject) -> PyResult<()> {
         if self.share {
+            return Ok(());
+        }
+        // A container met again while open is referenced by its parent in
+        // the path and by the container met now: one held by a single
+        // reference is not open (deep lists built by `x = [x]` are all
+        // such). Frames pushed with one reference enter `deep_path` when
+        // `pin` takes one more, before Python code could add another.
+        if ffi::Py_REFCNT(obj) == 1 {
             return Ok(());
         }
         let depth = self.frames.len();
