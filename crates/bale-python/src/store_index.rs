@@ -88,8 +88,8 @@ pub fn _store_get(
         };
         let segment_py = handle.cast::<crate::region::Region>()?;
         let segment = segment_py.get();
-        // The value's root is read after the handle is made: its miss
-        // overlaps that work.
+        // The value's root is read after the checks below: its miss
+        // overlaps them.
         if let Some(target) = bale_core::Reader::slot_target(root) {
             crate::compactor::prefetch(segment.buf().as_ptr().wrapping_add(target) as *mut _);
         }
