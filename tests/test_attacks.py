@@ -128,44 +128,31 @@ def test_hash_of_shallow_tuple_view_matches_native():
     assert hash(bale.compact(fs).root) == hash(fs)
 
 
-def test_deep_record_views_raise_recursion_error():
+@pytest.mark.parametrize(
+    "depth, setup, launch",
+    [
+        (50_000, "pass", "run()"),
+        # Python's recursion count cannot protect a thread with a small stack
+        # or a raised recursion limit (nor 3.12-3.13's fixed 10,000 C levels
+        # on a build whose frames are large): the views measure the stack left.
+        (
+            20_000,
+            "sys.setrecursionlimit(1_000_000); threading.stack_size(1 << 20)",
+            "t = threading.Thread(target=run); t.start(); t.join()",
+        ),
+    ],
+    ids=["main-thread", "small-stack-raised-limit"],
+)
+def test_deep_record_views_raise_recursion_error(depth, setup, launch):
     out = assert_child_ok(
-        """
-        import dataclasses, bale
-        @dataclasses.dataclass(frozen=True)
-        class Node:
-            next: object
-        v = None
-        for _ in range(50_000):
-            v = Node(v)
-        r = bale.compact(v)
-        for name, op in [("hash", lambda: hash(r.root)), ("repr", lambda: repr(r.root)),
-                         ("eq", lambda: r.root == r.root)]:
-            try:
-                op()
-                print(name, "ok")
-            except RecursionError:
-                print(name, "RecursionError")
-        """
-    )
-    for name in ("hash", "repr", "eq"):
-        assert name in out
-
-
-def test_deep_record_views_on_a_small_stack_raise_recursion_error():
-    """Python's recursion count cannot protect a thread with a small stack or
-    a raised recursion limit (nor 3.12-3.13's fixed 10,000 C levels on a
-    build whose frames are large): the views measure the stack left."""
-    out = assert_child_ok(
-        """
+        f"""
         import dataclasses, sys, threading, bale
-        sys.setrecursionlimit(1_000_000)
-        threading.stack_size(1 << 20)
+        {setup}
         @dataclasses.dataclass(frozen=True)
         class Node:
             next: object
         v = None
-        for _ in range(20_000):
+        for _ in range({depth}):
             v = Node(v)
         r = bale.compact(v)
         def run():
@@ -176,13 +163,10 @@ def test_deep_record_views_on_a_small_stack_raise_recursion_error():
                     print(name, "ok")
                 except RecursionError as e:
                     print(name, "RecursionError", e)
-        t = threading.Thread(target=run)
-        t.start()
-        t.join()
+        {launch}
         """
     )
-    lines = out.splitlines()
-    assert [line.split()[:2] for line in lines] == [
+    assert [line.split()[:2] for line in out.splitlines()] == [
         ["hash", "RecursionError"],
         ["repr", "RecursionError"],
         ["eq", "RecursionError"],

@@ -757,23 +757,7 @@ impl<'a> Reader<'a> {
             }
             return Ok(None);
         }
-        let mask = cap - 1;
-        let ipos = t.index_pos();
-        let mut p = (hash()? as usize) & mask;
-        for _ in 0..cap {
-            let e = u32::from_le_bytes(self.buf[ipos + 4 * p..ipos + 4 * p + 4].try_into().unwrap()) as usize;
-            if e == 0 {
-                return Ok(None);
-            }
-            if e > t.len {
-                return Err(bad(ipos + 4 * p, "hash index entry out of range"));
-            }
-            if eq(self.table_item(t, e - 1)?)? {
-                return Ok(Some(e - 1));
-            }
-            p = (p + 1) & mask;
-        }
-        Ok(None)
+        self.find_slot(t, hash()?, |_| {}, |slot| eq(self.decode(slot, t.start)?))
     }
 
     /// Like `find_with`, asking `eq` about each candidate's raw slot (no
