@@ -36,7 +36,7 @@ const STACK_RESERVE: usize = 256 * 1024;
 
 impl RecursionGuard {
     pub fn enter(py: Python<'_>, while_doing: &std::ffi::CStr) -> PyResult<RecursionGuard> {
-        check_stack(&while_doing.to_string_lossy())?;
+        check_stack(while_doing)?;
         if unsafe { pyo3::ffi::Py_EnterRecursiveCall(while_doing.as_ptr()) } != 0 {
             return Err(PyErr::fetch(py));
         }
@@ -46,10 +46,11 @@ impl RecursionGuard {
 
 /// `RecursionError` if less than `STACK_RESERVE` of this thread's stack is
 /// left: for code that recurses natively, checked once a level.
-pub fn check_stack(while_doing: &str) -> PyResult<()> {
+pub fn check_stack(while_doing: &std::ffi::CStr) -> PyResult<()> {
     if stacker::remaining_stack().is_some_and(|left| left < STACK_RESERVE) {
         return Err(pyo3::exceptions::PyRecursionError::new_err(format!(
-            "maximum recursion depth exceeded{while_doing} (the C stack is nearly used up)"
+            "maximum recursion depth exceeded{} (the C stack is nearly used up)",
+            while_doing.to_string_lossy()
         )));
     }
     Ok(())

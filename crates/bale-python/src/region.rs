@@ -43,6 +43,18 @@ pub struct Lineage {
     appending: AtomicU64,
 }
 
+impl Lineage {
+    /// The lineage of a region whose first `len` bytes of `storage` are
+    /// written: no append under way, nothing in the memo.
+    fn starting(storage: &Arc<Storage>, len: usize) -> Arc<Lineage> {
+        Arc::new(Lineage {
+            tail: Mutex::new(Tail { storage: storage.clone(), used: len }),
+            memo: Mutex::default(),
+            appending: AtomicU64::new(0),
+        })
+    }
+}
+
 #[derive(Default)]
 struct AppendMemo {
     shapes: rustc_hash::FxHashMap<Box<[u8]>, u64>,
@@ -166,11 +178,7 @@ impl Region {
     pub fn adopt_prefix(py: Python<'_>, storage: Storage, len: usize, verify: bool) -> PyResult<Region> {
         let header = bale_core::parse_header(storage.prefix(len)).map_err(format_error)?;
         let storage = Arc::new(storage);
-        let lineage = Arc::new(Lineage {
-            tail: Mutex::new(Tail { storage: storage.clone(), used: len }),
-            memo: Mutex::default(),
-            appending: AtomicU64::new(0),
-        });
+        let lineage = Lineage::starting(&storage, len);
         // Not trusted: verified bytes are not enough, as a buffer, a mapped
         // file or a shared segment can change after the check.
         let region = Region::handle(storage, len, header.root, header.flags, lineage, false, false);
@@ -272,11 +280,7 @@ impl Region {
         }
         let header = bale_core::parse_header(storage.prefix(HEADER_LEN))?;
         let storage = Arc::new(storage);
-        let lineage = Arc::new(Lineage {
-            tail: Mutex::new(Tail { storage: storage.clone(), used: len }),
-            memo: Mutex::default(),
-            appending: AtomicU64::new(0),
-        });
+        let lineage = Lineage::starting(&storage, len);
         Ok(Region::handle(storage, len, header.root, header.flags, lineage, true, false))
     }
 

@@ -464,7 +464,7 @@ impl<'a, 'py> Thaw<'a, 'py> {
         }
         // Records recurse natively; a thread with a small stack (or a thaw
         // called deep in Python's own recursion) may not hold 500 levels.
-        crate::errors::check_stack(" while thawing nested records")?;
+        crate::errors::check_stack(c" while thawing nested records")?;
         self.record_depth += 1;
         let values = (|| -> PyResult<Bound<'py, PyTuple>> {
             let t = owned(self.py, ffi::PyTuple_New(rec.len as ffi::Py_ssize_t))?.into_bound(self.py);
@@ -486,7 +486,7 @@ impl<'a, 'py> Thaw<'a, 'py> {
         if self.record_depth >= MAX_RECORD_DEPTH {
             return Err(malformed(&format!("columns nested more than {MAX_RECORD_DEPTH} deep")));
         }
-        crate::errors::check_stack(" while thawing nested columns")?;
+        crate::errors::check_stack(c" while thawing nested columns")?;
         self.record_depth += 1;
         let out = self.column_inner(c);
         self.record_depth -= 1;
