@@ -115,7 +115,7 @@ fn to_numpy(py: Python<'_>, nums: Numbers) -> PyResult<Option<Py<PyAny>>> {
         Numbers::Ints(v) => (v.len(), "int64", v.iter().flat_map(|x| x.to_ne_bytes()).collect()),
         Numbers::Floats(v) => (v.len(), "float64", v.iter().flat_map(|x| x.to_ne_bytes()).collect()),
     };
-    let array = np.call_method1("empty", (n, dtype))?;
+    let array = np.call_method1(pyo3::intern!(py, "empty"), (n, dtype))?;
     // Fill the new array through its buffer: one copy, no Python objects.
     unsafe {
         let mut view: ffi::Py_buffer = std::mem::zeroed();

@@ -41,7 +41,7 @@ pub fn region_stats<'py>(py: Python<'py>, region: &Bound<'py, Region>, top: usiz
 pub fn types_list<'py>(py: Python<'py>, types: &[bale_core::stats::TypeInfo]) -> PyResult<Bound<'py, PyList>> {
     let list = PyList::empty(py);
     for t in types {
-        let flavor = py.import("bale._types")?.getattr("flavor_name")?.call1((t.flavor,))?;
+        let flavor = py.import("bale._types")?.getattr(pyo3::intern!(py, "flavor_name"))?.call1((t.flavor,))?;
         list.append((t.name.as_str(), flavor, PyTuple::new(py, &t.fields)?, t.count))?;
     }
     Ok(list)

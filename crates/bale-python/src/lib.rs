@@ -70,7 +70,9 @@ fn region_of(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Option<Py<Reg
             Some(slot) => Ok(Some(new_region(py, region.get().with_root(slot))?)),
             // A table row or list-column slice has no place of its own: the
             // handle is rooted at a copy appended to the same region.
-            None => Ok(Some(region.bind(py).call_method1("append", (value,))?.cast_into::<Region>()?.unbind())),
+            None => Ok(Some(
+                region.bind(py).call_method1(pyo3::intern!(py, "append"), (value,))?.cast_into::<Region>()?.unbind(),
+            )),
         },
         None => Ok(None),
     }
@@ -295,7 +297,11 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
         // alone (so that a test run can cover them).
         return Ok(());
     }
-    let bits: u32 = py.import("sys")?.getattr("int_info")?.getattr("bits_per_digit")?.extract()?;
+    let bits: u32 = py
+        .import("sys")?
+        .getattr(pyo3::intern!(py, "int_info"))?
+        .getattr(pyo3::intern!(py, "bits_per_digit"))?
+        .extract()?;
     ints::enable_fast_path(bits);
     dict_entries::check_layout(py)?;
     // Check the object layout the fast view allocation relies on.

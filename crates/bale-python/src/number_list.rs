@@ -85,12 +85,12 @@ impl NumberListView {
 
     #[pyo3(signature = (value, start = 0, stop = isize::MAX, /))]
     fn index(&self, py: Python<'_>, value: &Bound<'_, PyAny>, start: isize, stop: isize) -> PyResult<Py<PyAny>> {
-        Ok(self.native(py)?.call_method1("index", (value, start, stop))?.unbind())
+        Ok(self.native(py)?.call_method1(pyo3::intern!(py, "index"), (value, start, stop))?.unbind())
     }
 
     #[pyo3(signature = (value, /))]
     fn count(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        Ok(self.native(py)?.call_method1("count", (value,))?.unbind())
+        Ok(self.native(py)?.call_method1(pyo3::intern!(py, "count"), (value,))?.unbind())
     }
 
     /// The items as a list of Python numbers.
@@ -121,8 +121,8 @@ impl NumberListView {
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
         let py = slf.py();
         let bale = py.import("bale")?;
-        let region = bale.getattr("compact")?.call1((slf,))?;
-        Ok((bale.getattr("_root_of")?, (region,)))
+        let region = bale.getattr(pyo3::intern!(py, "compact"))?.call1((slf,))?;
+        Ok((bale.getattr(pyo3::intern!(py, "_root_of"))?, (region,)))
     }
 
     /// `view + [3]`: a native list of the numbers, as `list + list` gives.

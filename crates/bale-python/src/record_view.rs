@@ -203,8 +203,8 @@ impl RecordView {
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
         let py = slf.py();
         let bale = py.import("bale")?;
-        let region = bale.getattr("compact")?.call1((slf,))?;
-        Ok((bale.getattr("_root_of")?, (region,)))
+        let region = bale.getattr(pyo3::intern!(py, "compact"))?.call1((slf,))?;
+        Ok((bale.getattr(pyo3::intern!(py, "_root_of"))?, (region,)))
     }
 }
 
@@ -225,9 +225,11 @@ impl RecordView {
         let qualified = format!("{}.{}", cls.module()?, cls.qualname()?);
         if qualified == name {
             if self.rec.ty.flavor == FLAVOR_ENUM || self.rec.ty.flavor == FLAVOR_ENUM_MIXIN {
-                let (Ok(member_name), Ok(member_value), 2) =
-                    (other.getattr("_name_"), other.getattr("_value_"), mine.len())
-                else {
+                let (Ok(member_name), Ok(member_value), 2) = (
+                    other.getattr(pyo3::intern!(py, "_name_")),
+                    other.getattr(pyo3::intern!(py, "_value_")),
+                    mine.len(),
+                ) else {
                     return Err(ThawError::new_err(format!(
                         "{name} is stored as an enum member, but this process's {name} is not an Enum (or the record is damaged)"
                     )));

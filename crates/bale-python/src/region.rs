@@ -475,9 +475,9 @@ impl Region {
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
         let py = slf.py();
         slf.get().check_open()?;
-        let load = py.import("bale")?.getattr("load")?;
+        let load = py.import("bale")?.getattr(pyo3::intern!(py, "load"))?;
         let payload = if protocol >= 5 {
-            py.import("pickle")?.getattr("PickleBuffer")?.call1((slf,))?
+            py.import("pickle")?.getattr(pyo3::intern!(py, "PickleBuffer"))?.call1((slf,))?
         } else {
             Region::__bytes__(slf.get(), py)?.into_any()
         };

@@ -45,17 +45,17 @@ pub fn known(py: Python<'_>) -> PyResult<&Known> {
             time: ty(PyTime::type_object(py)),
             datetime: ty(PyDateTime::type_object(py)),
             delta: ty(PyDelta::type_object(py)),
-            decimal: py.import("decimal")?.getattr("Decimal")?.unbind(),
-            uuid: py.import("uuid")?.getattr("UUID")?.unbind(),
-            array: py.import("array")?.getattr("array")?.unbind(),
-            timezone: py.import("datetime")?.getattr("timezone")?.unbind(),
+            decimal: py.import("decimal")?.getattr(pyo3::intern!(py, "Decimal"))?.unbind(),
+            uuid: py.import("uuid")?.getattr(pyo3::intern!(py, "UUID"))?.unbind(),
+            array: py.import("array")?.getattr(pyo3::intern!(py, "array"))?.unbind(),
+            timezone: py.import("datetime")?.getattr(pyo3::intern!(py, "timezone"))?.unbind(),
             types: py.import("bale._types")?.unbind(),
         })
     })
 }
 
 fn zoneinfo_class(py: Python<'_>) -> PyResult<&Py<PyAny>> {
-    ZONEINFO.get_or_try_init(py, || Ok(py.import("zoneinfo")?.getattr("ZoneInfo")?.unbind()))
+    ZONEINFO.get_or_try_init(py, || Ok(py.import("zoneinfo")?.getattr(pyo3::intern!(py, "ZoneInfo"))?.unbind()))
 }
 
 /// How instances of one type are stored.
@@ -172,7 +172,7 @@ pub fn classify(py: Python<'_>, tp: *mut ffi::PyTypeObject) -> PyResult<Handler>
         return Ok(Handler::Range);
     }
     let cls = unsafe { Bound::from_borrowed_ptr(py, tp as *mut PyObject) };
-    let d = k.types.bind(py).getattr("describe")?.call1((cls,))?;
+    let d = k.types.bind(py).getattr(pyo3::intern!(py, "describe"))?.call1((cls,))?;
     if d.is_none() {
         return Ok(Handler::Unsupported);
     }
@@ -241,29 +241,29 @@ pub fn scalar_parts(py: Python<'_>, h: &Handler, obj: &Bound<'_, PyAny>) -> PyRe
             (KIND_DECIMAL, text.len() as u64, text.into_bytes())
         }
         Handler::Uuid => {
-            let b: Vec<u8> = obj.getattr("bytes")?.extract()?;
+            let b: Vec<u8> = obj.getattr(pyo3::intern!(py, "bytes"))?.extract()?;
             (KIND_UUID, 0, b)
         }
         Handler::Range => {
-            let word = |name: &str| -> PyResult<i64> {
+            let word = |name: &Bound<'_, PyString>| -> PyResult<i64> {
                 obj.getattr(name)?
                     .extract::<i64>()
                     .map_err(|_| CompactError::new_err(format!("range {name} does not fit in 64 bits")))
             };
             let mut p = Vec::with_capacity(24);
-            for name in ["start", "stop", "step"] {
+            for name in [pyo3::intern!(py, "start"), pyo3::intern!(py, "stop"), pyo3::intern!(py, "step")] {
                 p.extend_from_slice(&word(name)?.to_le_bytes());
             }
             (KIND_RANGE, 0, p)
         }
         Handler::Array => {
-            let code: String = obj.getattr("typecode")?.extract()?;
-            let itemsize: usize = obj.getattr("itemsize")?.extract()?;
+            let code: String = obj.getattr(pyo3::intern!(py, "typecode"))?.extract()?;
+            let itemsize: usize = obj.getattr(pyo3::intern!(py, "itemsize"))?.extract()?;
             let code = code.as_bytes().first().copied().unwrap_or(0);
             if core_typed::array_itemsize(code) != Some(itemsize) {
                 return Err(CompactError::new_err(format!("array of type code {:?} is not supported", code as char)));
             }
-            let data: Vec<u8> = obj.call_method0("tobytes")?.extract()?;
+            let data: Vec<u8> = obj.call_method0(pyo3::intern!(py, "tobytes"))?.extract()?;
             let mut p = vec![code, itemsize as u8, 0, 0, 0, 0, 0, 0];
             p.extend_from_slice(&data);
             (KIND_ARRAY, data.len() as u64, p)
@@ -286,7 +286,7 @@ fn moment_parts(
         None => (0, 0, false, String::new()),
         Some(tz) if tz.get_type().as_ptr() == k.timezone.as_ptr() => {
             // __getinitargs__ tells a given name from the default one.
-            let args = tz.call_method0("__getinitargs__")?.cast_into::<PyTuple>()?;
+            let args = tz.call_method0(pyo3::intern!(py, "__getinitargs__"))?.cast_into::<PyTuple>()?;
             let off = args.get_item(0)?.cast_into::<PyDelta>()?;
             let offset_us =
                 (off.get_days() as i64 * 86_400 + off.get_seconds() as i64) * 1_000_000 + off.get_microseconds() as i64;
@@ -305,7 +305,7 @@ fn moment_parts(
                     tz.get_type().name()?
                 )));
             }
-            let key = tz.getattr("key")?;
+            let key = tz.getattr(pyo3::intern!(py, "key"))?;
             if key.is_none() {
                 return Err(CompactError::new_err("cannot compact a ZoneInfo made from a file (its key is None)"));
             }
@@ -408,7 +408,7 @@ pub fn ext_to_py(py: Python<'_>, e: &Ext<'_>) -> PyResult<*mut PyObject> {
             let (code, data) = core_typed::decode_array(e).map_err(&bad)?;
             let code = (code as char).to_string();
             let arr = known(py)?.array.bind(py).call1((code,))?;
-            arr.call_method1("frombytes", (pyo3::types::PyBytes::new(py, data),))?;
+            arr.call_method1(pyo3::intern!(py, "frombytes"), (pyo3::types::PyBytes::new(py, data),))?;
             arr
         }
         _ => return Err(bad("unknown kind")),
@@ -444,7 +444,7 @@ fn array_from(
     known(py)?
         .types
         .bind(py)
-        .getattr("array_from")?
+        .getattr(pyo3::intern!(py, "array_from"))?
         .call1((buffer, offset, a.data.len(), shape, a.dtype, a.flags, copy))
         .map(Bound::unbind)
         .map_err(|err| array_error(py, a, err))
@@ -472,7 +472,7 @@ pub struct ArrayParts {
 
 impl ArrayParts {
     pub fn new(py: Python<'_>, obj: &Bound<'_, PyAny>, scalar: bool) -> PyResult<ArrayParts> {
-        let parts = known(py)?.types.bind(py).getattr("array_parts")?.call1((obj, scalar))?;
+        let parts = known(py)?.types.bind(py).getattr(pyo3::intern!(py, "array_parts"))?.call1((obj, scalar))?;
         let parts = parts.cast_into::<PyTuple>()?;
         let data = parts.get_item(0)?;
         let mut view: ffi::Py_buffer = unsafe { std::mem::zeroed() };
@@ -509,7 +509,7 @@ pub fn check_arrays(py: Python<'_>, r: &Reader<'_>, report: &bale_core::Report) 
     if report.array_types.is_empty() || py.import("numpy").is_err() {
         return Ok(());
     }
-    let check = known(py)?.types.bind(py).getattr("check_dtype")?;
+    let check = known(py)?.types.bind(py).getattr(pyo3::intern!(py, "check_dtype"))?;
     for t in &report.array_types {
         check
             .call1((t.dtype.as_str(), t.flags, t.itemsize))
@@ -549,7 +549,12 @@ pub fn type_parts<'py>(py: Python<'py>, r: &Reader<'_>, ty: RecType) -> PyResult
 pub fn resolve(py: Python<'_>, r: &Reader<'_>, ty: RecType, types: Option<&Py<PyTuple>>) -> PyResult<Resolved> {
     let (name, fields) = type_parts(py, r, ty)?;
     let k = known(py)?;
-    let res = k.types.bind(py).getattr("resolve")?.call1((name, ty.flavor, fields, types.map(|t| t.bind(py).clone())));
+    let res = k.types.bind(py).getattr(pyo3::intern!(py, "resolve"))?.call1((
+        name,
+        ty.flavor,
+        fields,
+        types.map(|t| t.bind(py).clone()),
+    ));
     let res = res.map_err(|e| {
         if e.is_instance_of::<pyo3::exceptions::PyLookupError>(py)
             || e.get_type(py).name().map(|n| n == "TypeMismatch").unwrap_or(false)
@@ -583,8 +588,9 @@ pub fn build_record(py: Python<'_>, res: &Resolved, values: Bound<'_, PyTuple>) 
     let cls = res.cls.bind(py);
     match res.flavor {
         FLAVOR_NAMEDTUPLE => {
-            let new = TUPLE_NEW
-                .get_or_try_init(py, || Ok::<_, PyErr>(py.get_type::<PyTuple>().getattr("__new__")?.unbind()))?;
+            let new = TUPLE_NEW.get_or_try_init(py, || {
+                Ok::<_, PyErr>(py.get_type::<PyTuple>().getattr(pyo3::intern!(py, "__new__"))?.unbind())
+            })?;
             Ok(new.bind(py).call1((cls, values))?.unbind())
         }
         FLAVOR_ENUM | FLAVOR_ENUM_MIXIN => {
@@ -602,7 +608,7 @@ pub fn build_record(py: Python<'_>, res: &Resolved, values: Bound<'_, PyTuple>) 
             // Dataclasses: made without __init__ or __post_init__ (as pickle
             // does), fields set past a frozen __setattr__.
             let new = OBJECT_NEW.get_or_try_init(py, || {
-                Ok::<_, PyErr>(py.get_type::<pyo3::types::PyAny>().getattr("__new__")?.unbind())
+                Ok::<_, PyErr>(py.get_type::<pyo3::types::PyAny>().getattr(pyo3::intern!(py, "__new__"))?.unbind())
             })?;
             let obj = new.bind(py).call1((cls,))?;
             for (attr, v) in res.attrs.iter().zip(values.iter()) {

@@ -440,8 +440,8 @@ fn richcmp(
 /// as the same kind of view (`bale._root_of(region)`).
 fn reduce<'py>(py: Python<'py>, view: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
     let bale = py.import("bale")?;
-    let region = bale.getattr("compact")?.call1((view,))?;
-    Ok((bale.getattr("_root_of")?, (region,)))
+    let region = bale.getattr(pyo3::intern!(py, "compact"))?.call1((view,))?;
+    Ok((bale.getattr(pyo3::intern!(py, "_root_of"))?, (region,)))
 }
 
 /// `values_eq`'s answer, or `None` when only Python can decide it.
@@ -545,7 +545,7 @@ pub(crate) fn seq_getitem(
             PyList::new(py, items)?.into_any().unbind()
         });
     }
-    if key.hasattr("__index__")? {
+    if key.hasattr(pyo3::intern!(py, "__index__"))? {
         let j = index_arg(key, seq.len(), what)?;
         return read_to_py(py, region, seq.get(&r, j));
     }
@@ -636,7 +636,7 @@ pub fn concat_operand<'py>(obj: &Bound<'py, PyAny>, want_tuple: bool) -> PyResul
         return Ok(Some(PyList::new(py, seq_items(py, &v.region, v.seq)?)?.into_any()));
     }
     if let Ok(v) = obj.cast::<crate::number_list::NumberListView>() {
-        return Ok(Some(v.call_method0("tolist")?));
+        return Ok(Some(v.call_method0(pyo3::intern!(py, "tolist"))?));
     }
     Ok(None)
 }
@@ -1016,31 +1016,31 @@ macro_rules! set_view {
             }
             #[pyo3(signature = (other, /))]
             fn isdisjoint(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                Ok(self.native(py)?.bind(py).call_method1("isdisjoint", (other,))?.unbind())
+                Ok(self.native(py)?.bind(py).call_method1(pyo3::intern!(py, "isdisjoint"), (other,))?.unbind())
             }
             fn __and__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                set_op(py, self.native(py)?, other, "__and__", false)
+                set_op(py, self.native(py)?, other, pyo3::intern!(py, "__and__"), false)
             }
             fn __rand__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                set_op(py, self.native(py)?, other, "__and__", true)
+                set_op(py, self.native(py)?, other, pyo3::intern!(py, "__and__"), true)
             }
             fn __or__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                set_op(py, self.native(py)?, other, "__or__", false)
+                set_op(py, self.native(py)?, other, pyo3::intern!(py, "__or__"), false)
             }
             fn __ror__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                set_op(py, self.native(py)?, other, "__or__", true)
+                set_op(py, self.native(py)?, other, pyo3::intern!(py, "__or__"), true)
             }
             fn __sub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                set_op(py, self.native(py)?, other, "__sub__", false)
+                set_op(py, self.native(py)?, other, pyo3::intern!(py, "__sub__"), false)
             }
             fn __rsub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                set_op(py, self.native(py)?, other, "__sub__", true)
+                set_op(py, self.native(py)?, other, pyo3::intern!(py, "__sub__"), true)
             }
             fn __xor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                set_op(py, self.native(py)?, other, "__xor__", false)
+                set_op(py, self.native(py)?, other, pyo3::intern!(py, "__xor__"), false)
             }
             fn __rxor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                set_op(py, self.native(py)?, other, "__xor__", true)
+                set_op(py, self.native(py)?, other, pyo3::intern!(py, "__xor__"), true)
             }
             fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
                 self.hash_impl(py)
@@ -1065,7 +1065,13 @@ macro_rules! set_view {
 }
 
 /// A set operator on the native copy; non-set operands give NotImplemented.
-fn set_op(py: Python<'_>, mine: Py<PyAny>, other: &Bound<'_, PyAny>, op: &str, reflected: bool) -> PyResult<Py<PyAny>> {
+fn set_op<'py>(
+    py: Python<'py>,
+    mine: Py<PyAny>,
+    other: &Bound<'py, PyAny>,
+    op: &Bound<'py, pyo3::types::PyString>,
+    reflected: bool,
+) -> PyResult<Py<PyAny>> {
     let other = match view_parts(other) {
         Some((reg, n)) => thawed(py, &reg, n)?.into_bound(py),
         None => other.clone(),
