@@ -2,6 +2,9 @@
 reference it (as pickle's memo does), and never confuses two strings."""
 
 import random
+import struct
+
+import pytest
 
 import bale
 
@@ -27,3 +30,39 @@ def test_strings_of_a_column_that_share_a_start_stay_apart():
 def test_more_distinct_strings_than_the_memo_holds():
     data = [f"s{i}-{'q' * (i % 40)}" for i in range(50_000)] * 2
     assert bale.thaw(bale.compact(data).root) == data
+
+
+def test_dict_values_and_tuples_that_repeat_a_string_share_it():
+    word = "a repeated value, longer than seven"
+    data = {"d": {f"k{i}": word for i in range(100)}, "t": tuple([word] * 50), "mixed": [{"x": word}, {"y": word, "z": 1}]}
+    native = bale.thaw(bale.compact(data).root)
+    assert native == data
+    values = list(native["d"].values()) + list(native["t"]) + [native["mixed"][0]["x"], native["mixed"][1]["y"]]
+    assert len({id(v) for v in values}) == 1
+
+
+def test_a_string_met_again_from_a_place_it_may_not_be_referenced_from_is_refused():
+    """A repeated string is taken from the memo only after its slot's place
+    is checked: a slot pointing past its own list (a forward reference,
+    which no writer makes) stays a FormatError even when the same string
+    was thawed before from a list allowed to reference it."""
+    s1, s2 = "alpha-string-1", "omega-string-2"
+    good = bytes(bale.compact([[s1], [s2]]))  # s1, [s1], s2, [s2], root
+    words = [struct.unpack_from("<Q", good, at)[0] for at in range(0, len(good) - 7, 8)]
+    str_slots = {}  # the place of each STR slot, by the string it names
+    for i, w in enumerate(words):
+        if w & 0x7 == 4 and w >> 21 << 3 < len(good):
+            str_slots[good[w >> 21 << 3 :][: (w >> 5) & 0xFFFF].decode()] = (8 * i, w)
+    (s1_at, _), (s2_at, s2_slot) = str_slots[s1], str_slots[s2]
+    assert s2_slot >> 21 << 3 > s1_at  # s2's units lie after [s1]
+    list_slots = [8 * i for i, w in enumerate(words) if w & 0x7 == 5 and i >= 8]  # the root's items (not the header's root slot)
+    assert len(list_slots) == 2
+    bad = bytearray(good)
+    struct.pack_into("<Q", bad, s1_at, s2_slot)  # [s1] now names s2, which lies after it
+    a, b = list_slots  # root: [[s2], [forward s2]], so the valid s2 is thawed first
+    bad[a : a + 8], bad[b : b + 8] = good[b : b + 8], good[a : a + 8]
+    region = bale.load(bytes(bad))
+    with pytest.raises(bale.FormatError, match="string"):
+        bale.thaw(region.root)
+    with pytest.raises(bale.FormatError):
+        region.verify()

@@ -422,6 +422,23 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Where the units of a STR slot found in a container whose extent
+    /// starts at `limit` lie: their address in memory and a key of their
+    /// byte length and width, checked against the buffer and `limit` as
+    /// `decode` checks them but not read (`check_units` is for the caller
+    /// that has not checked them before). `None` for any other slot.
+    #[inline]
+    pub fn stored_str_place(&self, slot: u64, limit: usize) -> Result<Option<(usize, usize)>> {
+        if slot & TAG_MASK != TAG_STR {
+            return Ok(None);
+        }
+        let width = Width::from_code(slot >> 3);
+        let size = ((slot >> 5) & 0xFFFF) as usize * width.unit();
+        let off = ((slot >> 21) << 3) as usize;
+        self.extent(off, size, limit, "string")?;
+        Ok(Some((self.buf.as_ptr() as usize + off, size << 2 | width as usize)))
+    }
+
     /// Decodes `slot`, found in a container whose extent starts at `limit`.
     #[inline]
     pub fn decode(&self, slot: u64, limit: usize) -> Result<Value<'a>> {

@@ -809,3 +809,29 @@ fn header_fields_of_a_built_region() {
     assert_eq!(h.total_len, 64);
     assert_eq!(h.flags, 0);
 }
+
+#[test]
+fn stored_str_place_names_what_decode_reads_and_checks_the_same_limit() {
+    let mut slots = Vec::new();
+    let bytes = build(|b| {
+        slots = vec![b.str_utf8("a string longer than seven"), b.str_utf8("é and € and \u{1F600}"), b.int(3)];
+        b.seq(false, &slots)
+    });
+    let (r, root) = root_of(&bytes);
+    let seq = seq_of(root);
+    for (i, &slot) in slots.iter().enumerate() {
+        let place = r.stored_str_place(slot, seq.start).unwrap();
+        match r.decode(slot, seq.start).unwrap() {
+            Value::Str(s) => {
+                let (at, len) = s.stored_at().expect("stored out of line");
+                assert_eq!(place, Some((at, len << 2 | s.width as usize)), "slot {i}");
+            }
+            _ => assert_eq!(place, None, "slot {i}"),
+        }
+        // From a container that starts before the units: refused, as decode refuses it.
+        if place.is_some() {
+            assert!(r.stored_str_place(slot, HEADER_LEN).is_err());
+            assert!(r.decode(slot, HEADER_LEN).is_err());
+        }
+    }
+}

@@ -83,6 +83,23 @@ impl StrMemo {
         StrMemo { entries: vec![(0, 0, std::ptr::null_mut()); 1 << STR_MEMO_BITS].into_boxed_slice() }
     }
 
+    /// The string stored at `at` (`shape`: its byte length and width), a
+    /// new reference, if this memo holds it.
+    #[inline(always)]
+    unsafe fn hit(&self, at: usize, shape: usize) -> Option<*mut PyObject> {
+        let entry = &self.entries[Self::index(at)];
+        if entry.0 == at && entry.1 == shape && !entry.2.is_null() {
+            ffi::Py_INCREF(entry.2);
+            return Some(entry.2);
+        }
+        None
+    }
+
+    #[inline(always)]
+    fn index(at: usize) -> usize {
+        ((at as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - STR_MEMO_BITS)) as usize
+    }
+
     /// The string stored at `at` (`shape`: its byte length and width), made by `make` on a miss.
     #[inline(always)]
     unsafe fn get(
@@ -91,14 +108,12 @@ impl StrMemo {
         shape: usize,
         make: impl FnOnce() -> PyResult<*mut PyObject>,
     ) -> PyResult<*mut PyObject> {
-        let i = ((at as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - STR_MEMO_BITS)) as usize;
-        let entry = &mut self.entries[i];
-        if entry.0 == at && entry.1 == shape && !entry.2.is_null() {
-            ffi::Py_IncRef(entry.2);
-            return Ok(entry.2);
+        if let Some(p) = self.hit(at, shape) {
+            return Ok(p);
         }
         let p = make()?;
-        ffi::Py_IncRef(p);
+        let entry = &mut self.entries[Self::index(at)];
+        ffi::Py_INCREF(p);
         let old = std::mem::replace(entry, (at, shape, p));
         if !old.2.is_null() {
             ffi::Py_DecRef(old.2);
@@ -232,7 +247,10 @@ impl<'a, 'py> Thaw<'a, 'py> {
                                 let items = self.r.seq_slot_items(slot, seq.start).map_err(format_error)?;
                                 self.make_seq(items, slot & TAG_MASK == TAG_LIST)?
                             }
-                            None => self.make(self.r.decode(slot, seq.start).map_err(format_error)?)?,
+                            None => match self.str_made(slot, seq.start)? {
+                                Some(c) => (c, None),
+                                None => self.make(self.r.decode(slot, seq.start).map_err(format_error)?)?,
+                            },
                         };
                         if list {
                             ffi::PyList_SET_ITEM(obj, i as ffi::Py_ssize_t, c);
@@ -260,7 +278,10 @@ impl<'a, 'py> Thaw<'a, 'py> {
                             let slot = self.r.word(dict.values + 8 * i).map_err(format_error)?;
                             match self.inline_scalar(slot)? {
                                 Some(c) => (c, None),
-                                None => self.make(self.r.decode(slot, dict.start).map_err(format_error)?)?,
+                                None => match self.str_made(slot, dict.start)? {
+                                    Some(c) => (c, None),
+                                    None => self.make(self.r.decode(slot, dict.start).map_err(format_error)?)?,
+                                },
                             }
                         };
                         let rc = ffi::PyDict_SetItem(obj, self.keys[keys + i], c);
@@ -326,6 +347,18 @@ impl<'a, 'py> Thaw<'a, 'py> {
                 _ => self.open_mutable -= 1,
             }
         }
+    }
+
+    /// The string of a STR slot (found in a container whose extent starts
+    /// at `limit`) that this thaw has made already, without decoding the
+    /// slot into a `Value`: a vocabulary's words cost a lookup each. Its
+    /// units were checked when it was made; the place is checked here.
+    #[inline(always)]
+    unsafe fn str_made(&self, slot: u64, limit: usize) -> PyResult<Option<*mut PyObject>> {
+        Ok(match self.r.stored_str_place(slot, limit).map_err(format_error)? {
+            Some((at, shape)) => self.strs.hit(at, shape),
+            None => None,
+        })
     }
 
     /// The object of an INT or CONST slot, made without decoding a `Value`
