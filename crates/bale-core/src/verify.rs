@@ -324,13 +324,16 @@ impl<'a> Verifier<'a> {
             TAG_INT => {}
             TAG_CONST if s >> 3 <= CONST_TRUE => {}
             TAG_SSTR => {
-                let len = ((s >> 3) & 7) as usize;
-                let b = s.to_le_bytes();
-                // Bits 6..7 of byte 0 are padding too (equal strings have equal slots).
-                if b[1..1 + len].iter().any(|&c| c >= 0x80) {
+                // Bytes 1..=len hold the characters; the bytes after them
+                // and bits 6..7 of byte 0 are padding (equal strings have
+                // equal slots). Word-wide: no loop over the bytes.
+                let len = (s >> 3) & 7;
+                let units = s >> 8;
+                let used = (1u64 << (8 * len)) - 1;
+                if units & used & 0x0080_8080_8080_8080 != 0 {
                     return Err(FormatError::new(format!("inline string slot 0x{s:016x} is not ASCII")));
                 }
-                if b[0] & 0xC0 != 0 || b[1 + len..].iter().any(|&c| c != 0) {
+                if s & 0xC0 != 0 || units & !used != 0 {
                     return Err(FormatError::new(format!("inline string slot 0x{s:016x} has non-zero padding")));
                 }
             }

@@ -1608,3 +1608,25 @@ fn tables_with_bad_columns_are_refused() {
     });
     refuse(&bytes, &["smallest width"]);
 }
+
+#[test]
+fn inline_string_slots_every_byte_checked() {
+    for n in 0..=SSTR_MAX {
+        let text: Vec<u8> = (0..n as u8).map(|i| b'a' + i).collect();
+        let good = make_sstr_slot(&text);
+        accept(&raw_region(&[], good, 0));
+        // Each character byte with its top bit set: not ASCII.
+        for i in 0..n {
+            refuse(&raw_region(&[], good | 0x80 << (8 * (1 + i)), 0), &["inline string", "not ascii"]);
+        }
+        // Each byte past the characters, and the spare bits of byte 0: padding.
+        for i in n..SSTR_MAX {
+            for bit in [0x01u64, 0x80] {
+                refuse(&raw_region(&[], good | bit << (8 * (1 + i)), 0), &["inline string", "padding"]);
+            }
+        }
+        for bit in [0x40u64, 0x80] {
+            refuse(&raw_region(&[], good | bit, 0), &["inline string", "padding"]);
+        }
+    }
+}
