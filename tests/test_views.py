@@ -375,6 +375,37 @@ def test_mapping_keys_values_items_in_insertion_order(mapping):
     assert (first, native[first]) in view.items()
 
 
+def test_mapping_values_is_a_values_view(mapping):
+    from collections.abc import ValuesView
+
+    native, view = mapping
+    values = view.values()
+    assert isinstance(values, ValuesView) and isinstance(values, bale.DictValues)
+    assert len(values) == len(native)
+    assert repr(values) == f"dict_values({list(native.values())!r})"
+    for v in native.values():
+        assert v in values  # equal: a view of a list equals the list
+    assert "not a value" not in values and [1, 3] not in values
+    stored = list(values)
+    assert all(s in values for s in stored)  # identical or equal
+    assert values._mapping == view
+    # Each iterator starts over; one exhausted stays exhausted.
+    it = iter(values)
+    assert list(it) == list(native.values()) and list(it) == []
+    assert list(values) == list(native.values())
+    # The values keep the region alive after the view is gone.
+    del view
+    assert list(values) == list(native.values())
+
+
+def test_row_values_read_by_column_equal_the_records():
+    records = [{"i": i, "f": i / 7, "s": f"s{i % 5}", "l": [i] * (i % 3), "n": None if i % 2 else i} for i in range(300)]
+    root = bale.compact(records).root
+    assert [list(r.values()) for r in root] == [list(r.values()) for r in records]
+    assert [len(r.values()) for r in root] == [5] * 300
+    assert all(rec["l"] in row.values() for rec, row in zip(records, root))
+
+
 def test_mapping_contains_and_len(mapping):
     native, view = mapping
     assert len(view) == len(native)

@@ -24,13 +24,14 @@ Invariants (as in GHC's ``Data.Compact``):
 try:
     # The same classes as collections.abc, without importing the collections
     # package (over 1 ms of `import bale`, which fresh processes pay).
-    from _collections_abc import Mapping, Sequence, Set
+    from _collections_abc import Mapping, Sequence, Set, ValuesView
 except ImportError:  # pragma: no cover - other Python implementations
-    from collections.abc import Mapping, Sequence, Set
+    from collections.abc import Mapping, Sequence, Set, ValuesView
 
 from bale._bale import (
     FORMAT_VERSION,
     CompactError,
+    DictValues,
     DictView,
     FormatError,
     FrozenSetView,
@@ -83,6 +84,7 @@ Sequence.register(ListView)
 Sequence.register(NumberListView)
 Sequence.register(TupleView)
 Mapping.register(DictView)
+ValuesView.register(DictValues)
 Set.register(SetView)
 Set.register(FrozenSetView)
 
@@ -207,6 +209,7 @@ def _root_of(region):
 __all__ = [
     "FORMAT_VERSION",
     "CompactError",
+    "DictValues",
     "DictView",
     "FormatError",
     "FrozenSetView",

@@ -8,6 +8,7 @@ from typing import Any, NoReturn, TypeVar
 from bale._bale import (
     FORMAT_VERSION as FORMAT_VERSION,
     CompactError as CompactError,
+    DictValues as DictValues,
     DictView as DictView,
     FormatError as FormatError,
     FrozenSetView as FrozenSetView,
@@ -33,6 +34,7 @@ __version__: str
 __all__ = [
     "FORMAT_VERSION",
     "CompactError",
+    "DictValues",
     "DictView",
     "FormatError",
     "FrozenSetView",

@@ -10,6 +10,7 @@ __version__: str
 
 __all__ = [
     "CompactError",
+    "DictValues",
     "DictView",
     "FORMAT_VERSION",
     "FormatError",
@@ -192,6 +193,13 @@ class RecordView:
     def __hash__(self) -> int: ...
 
 @final
+class DictValues(ValuesView[Any]):
+    """``DictView.values()``: a ``ValuesView`` read by position, made in Rust."""
+    def __iter__(self) -> Iterator[Any]: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, value: object, /) -> bool: ...
+
+@final
 class DictView(Mapping[Any, Any]):
     def __getitem__(self, key: Any, /) -> Any: ...
     def __len__(self) -> int: ...
@@ -199,7 +207,7 @@ class DictView(Mapping[Any, Any]):
     def __contains__(self, key: object, /) -> bool: ...
     def get(self, key: Any, default: Any = None, /) -> Any: ...
     def keys(self) -> KeysView[Any]: ...
-    def values(self) -> ValuesView[Any]:
+    def values(self) -> DictValues:
         """Values in insertion order, read by position."""
     def items(self) -> ItemsView[Any, Any]:
         """(key, value) pairs in insertion order, read by position."""

@@ -1,12 +1,12 @@
-"""keys(), values() and items() of a DictView.
+"""keys() and items() of a DictView (values() is ``DictValues``, in Rust).
 
 They are the standard ``collections.abc`` views (set operations, ``in``,
-``len``), except that values and items are read by position instead of by
-looking every key up again: faster, and every entry of a readable dict is
-reached even in unverified bytes whose keys no longer hash to their place.
+``len``), except that items are read by position instead of by looking
+every key up again: faster, and every entry of a readable dict is reached
+even in unverified bytes whose keys no longer hash to their place.
 """
 
-from collections.abc import ItemsView, KeysView, ValuesView
+from collections.abc import ItemsView, KeysView
 
 
 class DictKeys(KeysView):
@@ -14,16 +14,6 @@ class DictKeys(KeysView):
 
     def __repr__(self):
         return f"dict_keys({list(self)!r})"
-
-
-class DictValues(ValuesView):
-    __slots__ = ()
-
-    def __iter__(self):
-        return self._mapping._iter_values()
-
-    def __repr__(self):
-        return f"dict_values({list(self)!r})"
 
 
 class DictItems(ItemsView):

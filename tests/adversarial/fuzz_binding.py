@@ -210,6 +210,7 @@ class Walk:
                 g(len, v)
                 keys = g(lambda: list(v)[:ITEMS])
                 g(lambda: list(v.values())[:ITEMS])
+                g(lambda: len(v.values()) == len(v) and 0 in v.values())
                 g(lambda: list(v.items())[:ITEMS])
                 g(v.get, "a")
                 if isinstance(keys, list):

@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 use pyo3::type_object::PyTypeInfo;
 
 use crate::alloc::{keep_freed, value_of, FastNew};
+use crate::dict_values::DictValues;
 use crate::views::{
     seq_getitem, DictIterator, DictView, FrozenSetView, ListView, SequenceIterator, SetView, TupleView,
 };
@@ -72,6 +73,18 @@ unsafe extern "C" fn sequence_next(slf: *mut PyObject) -> *mut PyObject {
     into_ptr(py, out)
 }
 
+unsafe extern "C" fn dict_next(slf: *mut PyObject) -> *mut PyObject {
+    let py = Python::assume_attached();
+    let out = catch_unwind(AssertUnwindSafe(|| value_of::<DictIterator>(slf).__next__(py)));
+    into_ptr(py, out)
+}
+
+unsafe extern "C" fn values_iter(slf: *mut PyObject) -> *mut PyObject {
+    let py = Python::assume_attached();
+    let out = catch_unwind(AssertUnwindSafe(|| value_of::<DictValues>(slf).iter(py).map(|it| Some(it.into_any()))));
+    into_ptr(py, out)
+}
+
 unsafe extern "C" fn list_len(slf: *mut PyObject) -> ffi::Py_ssize_t {
     value_of::<ListView>(slf).seq.len() as ffi::Py_ssize_t
 }
@@ -98,7 +111,7 @@ macro_rules! holds_region {
         }
     )*};
 }
-holds_region!(ListView, TupleView, DictView, SetView, FrozenSetView, SequenceIterator, DictIterator);
+holds_region!(ListView, TupleView, DictView, SetView, FrozenSetView, SequenceIterator, DictIterator, DictValues);
 
 /// Frees a view or iterator (created untracked by `alloc::new_object`)
 /// without PyO3's generic path, keeping it for reuse when its class's
@@ -133,6 +146,7 @@ pub fn install(py: Python<'_>) {
     install_dealloc::<FrozenSetView>(py);
     install_dealloc::<SequenceIterator>(py);
     install_dealloc::<DictIterator>(py);
+    install_dealloc::<DictValues>(py);
     unsafe {
         let tp = DictView::type_object_raw(py);
         if let Some(m) = (*tp).tp_as_mapping.as_mut() {
@@ -142,6 +156,12 @@ pub fn install(py: Python<'_>) {
         ffi::PyType_Modified(tp);
         let tp = SequenceIterator::type_object_raw(py);
         (*tp).tp_iternext = Some(sequence_next);
+        ffi::PyType_Modified(tp);
+        let tp = DictIterator::type_object_raw(py);
+        (*tp).tp_iternext = Some(dict_next);
+        ffi::PyType_Modified(tp);
+        let tp = DictValues::type_object_raw(py);
+        (*tp).tp_iter = Some(values_iter);
         ffi::PyType_Modified(tp);
         type Len = unsafe extern "C" fn(*mut PyObject) -> ffi::Py_ssize_t;
         type Subscript = unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject;

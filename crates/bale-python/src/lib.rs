@@ -7,6 +7,7 @@ mod column;
 mod compactor;
 mod convert;
 mod dict_entries;
+mod dict_values;
 mod errors;
 mod fastslots;
 mod files;
@@ -269,6 +270,7 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<views::ListView>()?;
     m.add_class::<views::TupleView>()?;
     m.add_class::<views::DictView>()?;
+    m.add_class::<dict_values::DictValues>()?;
     m.add_class::<views::SetView>()?;
     m.add_class::<views::FrozenSetView>()?;
     m.add_function(wrap_pyfunction!(compact, m)?)?;

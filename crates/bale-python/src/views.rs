@@ -792,7 +792,6 @@ impl TupleView {
 }
 
 static KEYS_VIEW: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static VALUES_VIEW: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static ITEMS_VIEW: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// Iterator over a dict's values, or (key, value) pairs, by position: it
@@ -805,20 +804,28 @@ pub struct DictIterator {
     items: bool,
 }
 
+impl DictIterator {
+    pub fn new(py: Python<'_>, region: &Py<Region>, dict: Dict, items: bool) -> PyResult<Py<DictIterator>> {
+        new_object(py, DictIterator { region: region.clone_ref(py), dict, next: AtomicUsize::new(0), items })
+    }
+}
+
 #[pymethods]
 impl DictIterator {
     fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
         slf
     }
-    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+    pub(crate) fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let i = self.next.fetch_add(1, Ordering::Relaxed);
         if i >= self.dict.len {
             self.next.store(self.dict.len, Ordering::Relaxed);
             return Ok(None);
         }
-        let reg = self.region.get();
-        let r = reg.reader();
-        let value = read_to_py(py, &self.region, crate::rows::dict_value(py, reg, &r, self.dict, i))?;
+        let value = match self.dict.row {
+            Some(row) => crate::rows::row_value_to_py(py, &self.region, self.dict, row, i)?,
+            None => read_to_py(py, &self.region, self.region.get().reader().dict_value(self.dict, i))?,
+        };
+        let r = self.region.get().reader();
         if !self.items {
             return Ok(Some(value));
         }
@@ -886,32 +893,16 @@ impl DictView {
         let cls = KEYS_VIEW.import(slf.py(), "bale._mapping", "DictKeys")?;
         Ok(cls.call1((slf,))?.unbind())
     }
-    fn values(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        let cls = VALUES_VIEW.import(slf.py(), "bale._mapping", "DictValues")?;
-        Ok(cls.call1((slf,))?.unbind())
+    fn values(&self, py: Python<'_>) -> PyResult<Py<crate::dict_values::DictValues>> {
+        crate::dict_values::DictValues::of(py, self)
     }
     fn items(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         let cls = ITEMS_VIEW.import(slf.py(), "bale._mapping", "DictItems")?;
         Ok(cls.call1((slf,))?.unbind())
     }
-    /// Values in order, by position (used by `values()`).
-    fn _iter_values(&self, py: Python<'_>) -> PyResult<Py<DictIterator>> {
-        new_object(
-            py,
-            DictIterator {
-                region: self.region.clone_ref(py),
-                dict: self.dict,
-                next: AtomicUsize::new(0),
-                items: false,
-            },
-        )
-    }
     /// (key, value) pairs in order, by position (used by `items()`).
     fn _iter_items(&self, py: Python<'_>) -> PyResult<Py<DictIterator>> {
-        new_object(
-            py,
-            DictIterator { region: self.region.clone_ref(py), dict: self.dict, next: AtomicUsize::new(0), items: true },
-        )
+        DictIterator::new(py, &self.region, self.dict, true)
     }
     fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
         richcmp(py, &self.region, Node::Dict(self.dict), other, op)
@@ -1112,7 +1103,8 @@ pub fn layout_check(py: Python<'_>, region: &Py<Region>) -> PyResult<bool> {
         && sample_matches(py, SetView { region: r(), table })?
         && sample_matches(py, FrozenSetView { region: r(), table })?
         && sample_matches(py, SequenceIterator { region: r(), seq, next: AtomicUsize::new(0), reverse: false })?
-        && sample_matches(py, DictIterator { region: r(), dict, next: AtomicUsize::new(0), items: false })?)
+        && sample_matches(py, DictIterator { region: r(), dict, next: AtomicUsize::new(0), items: false })?
+        && crate::dict_values::layout_check(py, region, dict)?)
 }
 
 fast_new!(ListView, TupleView, DictView, SetView, FrozenSetView, SequenceIterator, DictIterator);
