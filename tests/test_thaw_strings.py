@@ -66,3 +66,18 @@ def test_a_string_met_again_from_a_place_it_may_not_be_referenced_from_is_refuse
         bale.thaw(region.root)
     with pytest.raises(bale.FormatError):
         region.verify()
+
+
+def test_dicts_of_many_shapes_share_their_key_objects():
+    rng = random.Random(3)
+    names = ["id", "a", "kind", "field_number_one", "field_number_two", "é_key_latin1", "ключ", "\U0001f600key"]
+    rows = [{k: i for k in rng.sample(names, rng.randrange(1, len(names) + 1))} for i in range(2_000)]
+    native = bale.thaw(bale.compact(rows).root)
+    assert native == rows
+    assert [list(d) for d in native] == [list(d) for d in rows]  # key order kept
+    key_ids = {}
+    for d in native:
+        for k in d:
+            key_ids.setdefault(k, set()).add(id(k))
+    assert set(key_ids) == set(names)
+    assert all(len(ids) == 1 for ids in key_ids.values()), {k: len(v) for k, v in key_ids.items()}

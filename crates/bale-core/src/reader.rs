@@ -120,6 +120,14 @@ impl<'a> Str<'a> {
     /// Where the code units are stored (their address and byte length),
     /// for a string not held inline in its slot: one stored string has
     /// one place, however many slots reference it.
+    /// The slot word of a string stored inline in its slot (the slot is
+    /// all of it), or None for one stored out of line.
+    pub fn inline_slot(&self) -> Option<u64> {
+        match &self.data {
+            StrData::Inline(b) => Some(u64::from_le_bytes(*b)),
+            StrData::Borrowed(_) => None,
+        }
+    }
     pub fn stored_at(&self) -> Option<(usize, usize)> {
         match &self.data {
             StrData::Inline(_) => None,

@@ -66,8 +66,8 @@ const LEAF_SEQ_MAX: usize = 4;
 /// Records nested deeper than this are refused by `thaw` (views read them at any depth).
 pub const MAX_RECORD_DEPTH: usize = 500;
 
-/// Strings made, by the address and byte length of their stored units, in
-/// a direct-mapped table. Equal strings are stored once (the writer keeps
+/// Strings made, by the address and byte length of their stored units (or,
+/// for a dict key stored inline, by its slot word), in a direct-mapped table. Equal strings are stored once (the writer keeps
 /// one copy of a string met again), so a vocabulary of a few thousand
 /// words thaws into that many objects, not one per reference, as pickle's
 /// memo does. Sharing immutable strings is invisible, except to `is`. Each
@@ -657,6 +657,18 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     bale_core::typed::kind_name(e.kind)
                 )));
             }
+        }
+        // A shape's keys through the string memo: dicts of many shapes
+        // over few key names share the key objects (and their cached hashes).
+        if let Value::Str(s) = &v {
+            let (at, shape) = match (s.stored_at(), s.inline_slot()) {
+                (Some((at, len)), _) => (at, len << 2 | s.width as usize),
+                // Keyed by the slot word, with a shape no stored string has.
+                (None, Some(slot)) => (slot as usize, usize::MAX),
+                (None, None) => unreachable!("a string is stored or inline"),
+            };
+            let py = self.py;
+            return self.strs.get(at, shape, || crate::convert::make_str(py, s));
         }
         if let Some(p) = scalar(self.py, &v) {
             return p;
