@@ -63,6 +63,9 @@ struct Verifier<'a> {
     text_arrays: Vec<usize>,
     /// In CYCLIC regions: every tuple met, for `check_tuple_cycles`.
     tuples: Vec<Seq>,
+    /// Scratch space and string-key hashes for `check_table_with`.
+    table_hashes: Vec<u64>,
+    key_hashes: Box<[(u64, u64)]>,
 }
 
 /// What `verify_report` found that only a numpy-aware caller can check.
@@ -247,6 +250,8 @@ fn walk<'a>(region: &Region<'a>, start: Work) -> Result<Verifier<'a>> {
         dtypes: HashSet::new(),
         text_arrays: Vec::new(),
         tuples: Vec::new(),
+        table_hashes: Vec::new(),
+        key_hashes: vec![(0, 0); 1 << KEY_HASHES_BITS].into_boxed_slice(),
     };
     while let Some(work) = v.stack.pop() {
         match work {
@@ -555,17 +560,29 @@ impl<'a> Verifier<'a> {
     }
 
     fn check_table(&mut self, t: Table) -> Result<()> {
-        check_table(&self.r, t)
+        check_table_with(&self.r, t, &mut self.table_hashes, &mut self.key_hashes)
     }
 }
+
+/// Entries of `Verifier::key_hashes`, a direct-mapped table.
+const KEY_HASHES_BITS: u32 = 10;
 
 /// A set's elements or a shape's keys are hashable and distinct, and the
 /// index finds each at its place. Views of unverified regions run it once
 /// per table before they trust a lookup that finds nothing.
 pub fn check_table(r: &Reader<'_>, t: Table) -> Result<()> {
+    check_table_with(r, t, &mut Vec::new(), &mut [])
+}
+
+/// `check_table`, with `hashes` as scratch space and `key_hashes` (empty
+/// for none) remembering the hash of string keys by slot word: a STR slot
+/// names its units by place, length and width, an inline one holds them,
+/// so equal words hash alike. Dicts of many shapes over few key names hash
+/// each name once.
+fn check_table_with(r: &Reader<'_>, t: Table, hashes: &mut Vec<u64>, key_hashes: &mut [(u64, u64)]) -> Result<()> {
     {
         let cap = index_cap(t.len);
-        let mut hashes = Vec::with_capacity(t.len);
+        hashes.clear();
         for i in 0..t.len {
             let item = r.table_item(t, i)?;
             // Lookups compare strings by their stored form: a key stored
@@ -589,7 +606,22 @@ pub fn check_table(r: &Reader<'_>, t: Table) -> Result<()> {
                     ));
                 }
             }
-            hashes.push(hash_value(r, item, 0)?);
+            let h = match slot & TAG_MASK {
+                TAG_STR | TAG_SSTR if !key_hashes.is_empty() => {
+                    let at = (slot.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - KEY_HASHES_BITS)) as usize;
+                    // An empty entry's word, 0, is an INT slot: never a string's.
+                    match key_hashes[at] {
+                        (word, h) if word == slot => h,
+                        _ => {
+                            let h = hash_value(r, item, 0)?;
+                            key_hashes[at] = (slot, h);
+                            h
+                        }
+                    }
+                }
+                _ => hash_value(r, item, 0)?,
+            };
+            hashes.push(h);
         }
         if cap == 0 {
             for i in 0..t.len {

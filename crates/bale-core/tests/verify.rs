@@ -1007,6 +1007,45 @@ fn duplicate_shape_keys() {
 }
 
 #[test]
+fn duplicate_keys_in_a_later_shape_over_the_same_key_strings() {
+    // The verifier remembers the hash of each string key slot it met: many
+    // shapes over the same words pass, and a later shape naming one word
+    // twice is still refused. Stored and inline keys, small and indexed shapes.
+    for n in [3usize, 12] {
+        for dup in [false, true] {
+            let mut b = Builder::new();
+            let keys: Vec<u64> = (0..n)
+                .map(|i| {
+                    if i % 2 == 0 {
+                        b.str_utf8(&format!("long key name {i}"))
+                    } else {
+                        make_sstr_slot(format!("k{i}").as_bytes())
+                    }
+                })
+                .collect();
+            let mut dicts = Vec::new();
+            for rot in 0..n {
+                let mut ks = keys.clone();
+                ks.rotate_left(rot);
+                if dup && rot == n - 1 {
+                    ks[n - 1] = ks[0];
+                }
+                let hs = hashes_of(&b, &ks);
+                let shape = b.shape(&ks, &hs);
+                dicts.push(b.dict(shape, &vec![SLOT_NONE; n]));
+            }
+            let root = b.seq(false, &dicts);
+            let bytes = finish_fixed(b, root);
+            if dup {
+                refuse(&bytes, &["twice"]);
+            } else {
+                accept(&bytes);
+            }
+        }
+    }
+}
+
+#[test]
 fn unhashable_elements_and_keys() {
     for case in 0..5 {
         let mut b = Builder::new();
