@@ -121,15 +121,23 @@ pub fn float_to_int_bytes(f: f64) -> Vec<u8> {
 
 /// Drops redundant sign-extension bytes from a two's-complement LE integer.
 pub fn minimize_twos_complement(b: &mut Vec<u8>) {
-    while b.len() > 1 {
-        let last = b[b.len() - 1];
-        let prev = b[b.len() - 2];
+    let n = minimal_twos_complement(b).len();
+    b.truncate(n);
+}
+
+/// The shortest prefix of little-endian two's-complement bytes `b` that
+/// has the same value (at least one byte of a non-empty `b`).
+pub fn minimal_twos_complement(b: &[u8]) -> &[u8] {
+    let mut n = b.len();
+    while n > 1 {
+        let (last, prev) = (b[n - 1], b[n - 2]);
         if (last == 0 && prev & 0x80 == 0) || (last == 0xFF && prev & 0x80 != 0) {
-            b.pop();
+            n -= 1;
         } else {
             break;
         }
     }
+    &b[..n]
 }
 
 /// The key hash of a stored value. Lists, dicts and sets are unhashable.

@@ -198,6 +198,8 @@ pub struct Compactor<'py> {
     /// walked (by depth) and to their entries still to visit (by index in
     /// `items`), let go of when their frame closes.
     frame_pins: Vec<(usize, *mut PyObject)>,
+    /// The bytes of the last int outside i64 (one buffer for all of them).
+    int_scratch: Vec<u8>,
     item_pins: Vec<(usize, *mut PyObject)>,
     /// `items[..items_pinned]` and `frames[..frames_pinned]` are pinned.
     items_pinned: usize,
@@ -279,6 +281,7 @@ impl<'py> Compactor<'py> {
             pending: Vec::new(),
             pins: Vec::new(),
             frame_pins: Vec::new(),
+            int_scratch: Vec::new(),
             item_pins: Vec::new(),
             items_pinned: 0,
             frames_pinned: 0,
@@ -694,9 +697,13 @@ impl<'py> Compactor<'py> {
         s
     }
 
-    /// Minimal two's-complement bytes of an int outside i64 (a rare path).
-    fn big_int_bytes(&self, obj: *mut PyObject) -> PyResult<Vec<u8>> {
-        unsafe { crate::ints::big_int_bytes(self.py, obj) }
+    /// The slot of an int outside i64, and its key hash if `hash`.
+    unsafe fn big_int_slot(&mut self, obj: *mut PyObject, hash: bool) -> PyResult<(u64, u64)> {
+        let mut b = std::mem::take(&mut self.int_scratch);
+        let out = crate::ints::big_int_bytes(self.py, obj, &mut b)
+            .map(|()| (self.builder.int_bytes(&b), if hash { hash_bigint(&b) } else { 0 }));
+        self.int_scratch = b;
+        out
     }
 
     /// Slot and key hash of an exact int.
@@ -704,8 +711,7 @@ impl<'py> Compactor<'py> {
         if let Some(v) = int_value(obj) {
             return Ok((self.builder.int(v), hash_i64(v)));
         }
-        let b = self.big_int_bytes(obj)?;
-        Ok((self.builder.int_bytes(&b), hash_bigint(&b)))
+        self.big_int_slot(obj, true)
     }
 
     /// Visits one value: returns its slot, or None after pushing a frame for a container.
@@ -735,8 +741,7 @@ impl<'py> Compactor<'py> {
                 return Ok(Some(self.builder.int(v)));
             }
             // No key hash: a value, not a key.
-            let b = self.big_int_bytes(obj)?;
-            return Ok(Some(self.builder.int_bytes(&b)));
+            return Ok(Some(self.big_int_slot(obj, false)?.0));
         }
         if tp == addr_of_mut!(ffi::PyDict_Type) {
             self.enter_dict(obj)?;

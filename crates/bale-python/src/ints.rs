@@ -45,11 +45,14 @@ pub unsafe fn int_value(obj: *mut PyObject) -> Option<i64> {
 
 /// An exact int's minimal two's complement bytes, little-endian (for ints
 /// outside i64: BIGINT objects and key hashes), through the C API rather
-/// than `int.to_bytes` (two method calls and a dict of keywords per int).
-pub unsafe fn big_int_bytes(py: pyo3::Python<'_>, obj: *mut PyObject) -> pyo3::PyResult<Vec<u8>> {
+/// than `int.to_bytes` (two method calls and a dict of keywords per int),
+/// into `b` (cleared first): a compaction of many big ints reuses one
+/// buffer rather than allocating one per int.
+pub unsafe fn big_int_bytes(py: pyo3::Python<'_>, obj: *mut PyObject, b: &mut Vec<u8>) -> pyo3::PyResult<()> {
+    b.clear();
     #[cfg(Py_3_13)]
-    let mut b = {
-        let mut b = vec![0u8; 32];
+    {
+        b.resize(32, 0);
         let flags = ffi::Py_ASNATIVEBYTES_LITTLE_ENDIAN;
         let n = ffi::PyLong_AsNativeBytes(obj, b.as_mut_ptr().cast(), b.len() as ffi::Py_ssize_t, flags);
         if n < 0 {
@@ -62,10 +65,9 @@ pub unsafe fn big_int_bytes(py: pyo3::Python<'_>, obj: *mut PyObject) -> pyo3::P
             }
         }
         // A shorter value is sign-extended to the whole buffer.
-        b
-    };
+    }
     #[cfg(not(Py_3_13))]
-    let mut b = {
+    {
         extern "C" {
             // Public (PyAPI_FUNC) in 3.10-3.12's cpython/longobject.h; pyo3-ffi skips it.
             fn _PyLong_NumBits(v: *mut PyObject) -> usize;
@@ -74,12 +76,11 @@ pub unsafe fn big_int_bytes(py: pyo3::Python<'_>, obj: *mut PyObject) -> pyo3::P
         if bits == usize::MAX {
             return Err(pyo3::PyErr::fetch(py));
         }
-        let mut b = vec![0u8; bits / 8 + 1];
+        b.resize(bits / 8 + 1, 0);
         if ffi::_PyLong_AsByteArray(obj as *mut ffi::PyLongObject, b.as_mut_ptr(), b.len(), 1, 1) < 0 {
             return Err(pyo3::PyErr::fetch(py));
         }
-        b
-    };
-    bale_core::hash::minimize_twos_complement(&mut b);
-    Ok(b)
+    }
+    bale_core::hash::minimize_twos_complement(b);
+    Ok(())
 }
