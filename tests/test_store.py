@@ -564,6 +564,11 @@ def test_lying_index_entries_raise_format_errors_not_crashes(small_store):
         for key in ("past", "short", "flags", "root", "odd", "ahead"):
             with pytest.raises(bale.FormatError):
                 bale.thaw(r[key])
+        # `in` reads the index alone (outside a batch as in one): each of
+        # these keys has a live entry; reading its value raises.
+        for key in ("past", "short", "flags", "root", "odd", "ahead", "k0"):
+            assert key in r
+        assert "absent" not in r
         with pytest.raises(bale.FormatError):
             r.verify()
 

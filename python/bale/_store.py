@@ -670,7 +670,7 @@ class Store(MutableMapping):
         if not self._closed and self._my_txn() is None:
             sources, handles = self._fast
             try:
-                return _bale._store_get(key, sources, handles, _MISSING) is not _MISSING
+                return _bale._store_get(key, sources, handles, _MISSING, False) is not _MISSING
             except FormatError as err:
                 raise _format_error(self._where(key), f"value of key {key!r}: {err}") from None
         self._check_open()

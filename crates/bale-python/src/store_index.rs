@@ -58,12 +58,14 @@ fn find_key(reg: &crate::region::Region, dict: bale_core::Dict, key: &Bound<'_, 
 /// segment is not live (dropped): an entry found decides, older levels are
 /// not consulted.
 #[pyfunction]
+#[pyo3(signature = (key, sources, handles, missing, value = true))]
 pub fn _store_get(
     py: Python<'_>,
     key: &Bound<'_, PyAny>,
     sources: &Bound<'_, PyTuple>,
     handles: &Bound<'_, PyDict>,
     missing: &Bound<'_, PyAny>,
+    value: bool,
 ) -> PyResult<Py<PyAny>> {
     for source in sources.iter() {
         let view = source.cast::<DictView>()?.get();
@@ -86,6 +88,12 @@ pub fn _store_get(
         let Some(handle) = handles.get_item(seg)? else {
             return Ok(missing.clone().unbind());
         };
+        if !value {
+            // `k in s` reads the index alone, as in a batch
+            // (`Store._live_entry`): a live entry is enough; the value's
+            // bytes are read, and checked, by a get.
+            return Ok(pyo3::types::PyBool::new(py, true).to_owned().into_any().unbind());
+        }
         let segment_py = handle.cast::<crate::region::Region>()?;
         let segment = segment_py.get();
         // The value's root is read after the checks below: its miss
