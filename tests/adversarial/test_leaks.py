@@ -244,6 +244,11 @@ def measure(fn, iterations):
     return min(rounds)
 
 
+# 3.13 added sys._clear_internal_caches (the type cache among them) and 3.14
+# deprecates sys._clear_type_cache.
+_clear_type_cache = getattr(sys, "_clear_internal_caches", None) or sys._clear_type_cache
+
+
 def _settle():
     """Free what is garbage and what only CPython's attribute cache holds.
 
@@ -254,7 +259,7 @@ def _settle():
     that bale's own lookups do not fill it.
     """
     gc.collect()
-    sys._clear_type_cache()
+    _clear_type_cache()
 
 
 RESULTS: dict[str, tuple[int, int]] = {}
@@ -315,11 +320,11 @@ def test_attribute_names_are_interned(name):
     """
     fn = OPS[name]
     gc.collect()
-    sys._clear_type_cache()
+    _clear_type_cache()
     for _ in range(ITERATIONS):
         fn()
     gc.collect()
     held = sys.getallocatedblocks()
-    sys._clear_type_cache()
+    _clear_type_cache()
     held -= sys.getallocatedblocks()
     assert held < LIMIT, f"{name}: the type cache held {held} blocks after {ITERATIONS} calls"
