@@ -1062,7 +1062,7 @@ class Store(MutableMapping):
             txn.next_file += 1
             name = _index_name(file_id)
             txn.new_files.append(name)
-            _bale.compact(run).save(self._file(name))
+            _bale._save_index(_bale.compact(run), self._file(name))
             levels.insert(0, (file_id, len(run)))
         return tuple(levels), replaced
 
@@ -1334,7 +1334,7 @@ class Store(MutableMapping):
             if progress is not None:
                 progress(i + 1, total)
         for file_id, _ in snap.levels:
-            _bale.open(self._file(_index_name(file_id)), verify=True)
+            _bale._open_index(self._file(_index_name(file_id)), verify=True)
         values = 0
         live: dict[int, int] = {}
         for key in self:

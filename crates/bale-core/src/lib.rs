@@ -25,6 +25,7 @@ pub mod equality;
 pub mod error;
 pub mod format;
 pub mod hash;
+pub mod index_table;
 pub mod json;
 pub mod reader;
 pub mod stats;

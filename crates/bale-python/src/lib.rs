@@ -149,9 +149,49 @@ fn open(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Py<Region>> {
 
 /// Store support: `open` of an index file, read by hash probes: the kernel
 /// reads no pages around the ones a lookup touches.
+/// The bytes after the region, if any, are its lookup table
+/// (`store_index.rs`): checked in O(1) here, in full with `verify`.
 #[pyfunction]
-fn _open_index(py: Python<'_>, path: PathBuf) -> PyResult<Py<Region>> {
-    new_region(py, open_mapped(py, &path, false, memmap2::Advice::Random)?)
+#[pyo3(signature = (path, verify = false))]
+fn _open_index(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Py<Region>> {
+    let named = |e: PyErr| {
+        if e.is_instance_of::<FormatError>(py) {
+            FormatError::new_err(format!("{}: {}", path.display(), e.value(py)))
+        } else {
+            e
+        }
+    };
+    let file = open_regular(&path)?;
+    let size = file.metadata().map_err(|e| os_error(e, &path))?.len() as usize;
+    if size < bale_core::format::HEADER_LEN {
+        return Err(FormatError::new_err(format!(
+            "{}: index file of {size} bytes has no region header",
+            path.display()
+        )));
+    }
+    // Safety: read-only; index files are written whole and never rewritten (see save).
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| os_error(e, &path))?;
+    fault_in_header(&map, memmap2::Advice::Random);
+    let len = bale_core::announced_length(&map[..bale_core::format::HEADER_LEN]).map_err(|e| named(format_error(e)))?;
+    let len = usize::try_from(len).ok().filter(|&n| n <= size).ok_or_else(|| {
+        FormatError::new_err(format!("{}: the index region announces {len} bytes; the file has {size}", path.display()))
+    })?;
+    let table = (len < size).then(|| bale_core::index_table::Place { start: len, len: size - len });
+    if let Some(place) = table {
+        let t = bale_core::index_table::Table::parse(&map[place.start..]).map_err(|e| named(format_error(e)))?;
+        if verify {
+            t.check().map_err(|e| named(format_error(e)))?;
+        }
+    }
+    let mut region = Region::adopt_prefix(py, Storage::mapped(map, file), len, verify).map_err(named)?;
+    if let Some(place) = table {
+        region = region.with_index_table(place);
+    }
+    let region = new_region(py, region)?;
+    if verify && table.is_some() {
+        store_index::check_table(region.get()).map_err(named)?;
+    }
+    Ok(region)
 }
 
 fn open_mapped(py: Python<'_>, path: &std::path::Path, verify: bool, advice: memmap2::Advice) -> PyResult<Region> {
@@ -287,6 +327,7 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(announced_length, m)?)?;
     m.add_function(wrap_pyfunction!(_open_segment, m)?)?;
     m.add_function(wrap_pyfunction!(_open_index, m)?)?;
+    m.add_function(wrap_pyfunction!(store_index::_save_index, m)?)?;
     m.add_function(wrap_pyfunction!(_xxh3, m)?)?;
     m.add_function(wrap_pyfunction!(store_index::_store_get, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;

@@ -133,6 +133,9 @@ pub struct Region {
     /// arrays taken before hold the handle itself (`Py<Region>`), so they
     /// keep reading, and the memory lives until the last of them is gone.
     closed: AtomicBool,
+    /// A store index file's lookup table, in the storage after the region
+    /// (`store_index.rs`); set by `_open_index` only.
+    index_table: Option<bale_core::index_table::Place>,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -165,7 +168,22 @@ impl Region {
             trusted,
             checked_indexes: Mutex::default(),
             closed: AtomicBool::new(false),
+            index_table: None,
         }
+    }
+
+    /// This handle with the lookup table at `place` of its storage (an
+    /// index file's bytes after its region; checked by the caller).
+    pub fn with_index_table(mut self, place: bale_core::index_table::Place) -> Region {
+        self.index_table = Some(place);
+        self
+    }
+
+    /// The lookup table of a store index file opened with one.
+    pub fn index_table(&self) -> Option<bale_core::index_table::Table<'_>> {
+        let place = self.index_table?;
+        let bytes = self.storage.all().get(place.start..place.start + place.len)?;
+        bale_core::index_table::Table::parse(bytes).ok()
     }
 
     /// Adopts `storage` after checking its header (O(1)), or everything when `verify`.
@@ -224,6 +242,22 @@ impl Region {
         }
         bale_core::verify::check_table(&self.reader(), table).map_err(format_error)?;
         checked.insert(table.start);
+        Ok(())
+    }
+
+    /// Runs `check`, a full check of this index file's lookup table, the
+    /// first time a lookup in the table finds nothing (as
+    /// `check_index_once` does for a dict's hash index): damaged bytes then
+    /// raise `FormatError` rather than leave a stored key unfound.
+    pub fn check_index_table_once(&self, check: impl FnOnce() -> PyResult<()>) -> PyResult<()> {
+        let Some(place) = self.index_table else { return Ok(()) };
+        let mut checked = self.checked_indexes.lock().unwrap_or_else(|e| e.into_inner());
+        // Keyed by the table's start: past the region, so no dict's.
+        if checked.contains(&place.start) {
+            return Ok(());
+        }
+        check()?;
+        checked.insert(place.start);
         Ok(())
     }
 
@@ -381,7 +415,7 @@ impl Region {
     }
 
     /// Writes the standalone form of this handle to `out`.
-    fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+    pub(crate) fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
         if self.grown && self.standalone.get().is_none() {
             out.write_all(&self.own_header())?;
             out.write_all(&self.buf()[HEADER_LEN..])

@@ -3,11 +3,13 @@
 //! first; the first entry found decides; its segment's handle gives the
 //! value. In Python this was five calls and a tuple view per get.
 
-use bale_core::Value;
+use bale_core::index_table::{Entry, Table};
+use bale_core::{Dict, Value};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::errors::{format_error, FormatError};
+use crate::region::Region;
 use crate::views::{find_in, value_to_py, DictView};
 
 /// An index entry's field as a u64 (a root slot above 2^63 is stored as a
@@ -51,6 +53,136 @@ fn find_key(reg: &crate::region::Region, dict: bale_core::Dict, key: &Bound<'_, 
     Ok(found)
 }
 
+/// Entry `i` of an index level: `(segment, end, root, flags)`, or None (deleted).
+fn entry_of(reg: &Region, dict: Dict, i: usize, key: &dyn std::fmt::Display) -> PyResult<Option<Entry>> {
+    let r = reg.reader();
+    let entry = match r.dict_value(dict, i).map_err(format_error)? {
+        Value::None => return Ok(None),
+        Value::Tuple(seq) if seq.len == 4 => seq,
+        other => return Err(FormatError::new_err(format!("index entry of key {key} is not a 4-tuple: {other:?}"))),
+    };
+    let mut fields = [0u64; 4];
+    for (k, (slot, what)) in fields.iter_mut().zip(["segment", "end", "root", "flags"]).enumerate() {
+        *slot = entry_field(r.seq_item(entry, k).map_err(format_error)?, what)?;
+    }
+    let [segment, end, root, flags] = fields;
+    let (Ok(segment), Ok(flags)) = (u32::try_from(segment), u32::try_from(flags)) else {
+        return Err(FormatError::new_err(format!(
+            "index entry of key {key}: segment {segment} or flags {flags} out of range"
+        )));
+    };
+    Ok(Some(Entry { segment, end, root, flags }))
+}
+
+/// `key` (an exact `str` or `bytes`) in the lookup table of an index level: one
+/// bucket read for the hash, the key's units compared with those the
+/// bucket's key slot names (in the level's region, read as its dict reads
+/// it). `Some(None)` for a deleted key; `None` when the level lacks it.
+fn find_in_table(
+    reg: &Region,
+    dict: Dict,
+    table: &Table<'_>,
+    key: &Bound<'_, PyAny>,
+) -> PyResult<Option<Option<Entry>>> {
+    let r = reg.reader();
+    let limit = dict.shape.start;
+    let found = if unsafe { pyo3::ffi::PyUnicode_CheckExact(key.as_ptr()) } != 0 {
+        let (width, units) = unsafe { crate::strings::str_units(key.as_ptr()) };
+        table.find(bale_core::hash::hash_str_units(units), |slot| {
+            Ok(matches!(r.decode(slot, limit)?, Value::Str(s) if s.width == width && s.units() == units))
+        })
+    } else {
+        let bytes = key.cast::<pyo3::types::PyBytes>()?.as_bytes();
+        table.find(bale_core::hash::hash_bytes(bytes), |slot| {
+            Ok(matches!(r.decode(slot, limit)?, Value::Bytes(s) if s == bytes))
+        })
+    };
+    found.map_err(format_error)
+}
+
+/// Whether `key` is looked up in a lookup table: an exact `str` or `bytes`
+/// (a subclass may define its own equality: it goes through the dict).
+fn table_key(key: &Bound<'_, PyAny>) -> bool {
+    unsafe { pyo3::ffi::PyUnicode_CheckExact(key.as_ptr()) != 0 || pyo3::ffi::PyBytes_CheckExact(key.as_ptr()) != 0 }
+}
+
+/// The lookup table of the index level `region` (a dict of entries), or
+/// None when an entry does not fit one (see `index_table::build`).
+pub fn table_bytes(region: &Region) -> PyResult<Option<Vec<u8>>> {
+    let Value::Dict(dict) = region.root_value()? else {
+        return Err(FormatError::new_err("a store's index level is not a dict"));
+    };
+    let r = region.reader();
+    let mut items = Vec::with_capacity(dict.len);
+    for i in 0..dict.len {
+        let k = r.dict_key(dict, i).map_err(format_error)?;
+        if !matches!(k, Value::Str(_) | Value::Bytes(_)) {
+            return Err(FormatError::new_err(format!("index key {k:?} is not a str or bytes")));
+        }
+        let hash = bale_core::hash::hash_value(&r, k, 0).map_err(format_error)?;
+        let slot = r.word(dict.shape.pos + 8 * i).map_err(format_error)?;
+        items.push((hash, slot, entry_of(region, dict, i, &i)?));
+    }
+    Ok(bale_core::index_table::build(&items))
+}
+
+/// Checks each used bucket of `table` against the key its slot names in
+/// the index region (see `Table::check_buckets`).
+fn check_buckets(reg: &Region, dict: Dict, table: &Table<'_>) -> PyResult<()> {
+    let r = reg.reader();
+    table
+        .check_buckets(|slot| bale_core::hash::hash_value(&r, r.decode(slot, dict.shape.start)?, 0))
+        .map_err(format_error)
+}
+
+/// Checks that the lookup table of index file `region` holds exactly the
+/// entries of its dict (`Store.verify`, through `_open_index(verify=True)`).
+pub fn check_table(reg: &Region) -> PyResult<()> {
+    let Some(table) = reg.index_table() else { return Ok(()) };
+    let Value::Dict(dict) = reg.root_value()? else {
+        return Err(FormatError::new_err("the index region is not a dict"));
+    };
+    if table.entries() != dict.len {
+        return Err(FormatError::new_err(format!(
+            "the lookup table holds {} entries; the index dict has {}",
+            table.entries(),
+            dict.len
+        )));
+    }
+    let r = reg.reader();
+    for i in 0..dict.len {
+        let k = r.dict_key(dict, i).map_err(format_error)?;
+        let hash = bale_core::hash::hash_value(&r, k, 0).map_err(format_error)?;
+        let slot = r.word(dict.shape.pos + 8 * i).map_err(format_error)?;
+        let want = entry_of(reg, dict, i, &i)?;
+        let got = table.find(hash, |s| Ok(s == slot)).map_err(format_error)?;
+        if got != Some(want) {
+            return Err(FormatError::new_err(format!(
+                "the lookup table gives {got:?} for index key {k:?}; the index dict has {want:?}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Writes index level `region` to `path` (a new file, in full, synced
+/// before it is named, as `Region.save` does) with its lookup table after it.
+#[pyfunction]
+pub fn _save_index(py: Python<'_>, region: &Bound<'_, Region>, path: std::path::PathBuf) -> PyResult<()> {
+    let reg = region.get().check_open()?;
+    let table = table_bytes(reg)?;
+    py.detach(|| {
+        use std::io::Write;
+        let (mut file, pending) = crate::files::create(&path, "tmp")?;
+        reg.write_to(&mut file)?;
+        if let Some(t) = &table {
+            file.write_all(t)?;
+        }
+        pending.persist(&file)
+    })
+    .map_err(|e| crate::errors::os_error(e, &path))
+}
+
 /// The value stored under `key`: `sources` are the index levels (dict
 /// views, newest first) whose values are `(segment, end, root, flags)`
 /// entries or None (deleted); `handles` maps each live segment to a handle
@@ -73,18 +205,24 @@ pub fn _store_get(
         if view.dict.row.is_some() {
             return Err(FormatError::new_err("a store's index level is a table row, not a dict"));
         }
-        let Some(i) = find_key(reg, view.dict, key)? else { continue };
-        let r = reg.reader();
-        let entry = match r.dict_value(view.dict, i).map_err(format_error)? {
-            Value::None => return Ok(missing.clone().unbind()),
-            Value::Tuple(seq) if seq.len == 4 => seq,
-            other => return Err(FormatError::new_err(format!("index entry of key {key} is not a 4-tuple: {other:?}"))),
+        let found = match reg.index_table() {
+            Some(table) if table_key(key) => {
+                let found = find_in_table(reg, view.dict, &table, key)?;
+                if found.is_none() {
+                    reg.check_index_table_once(|| check_buckets(reg, view.dict, &table))?;
+                }
+                found
+            }
+            _ => match find_key(reg, view.dict, key)? {
+                Some(i) => Some(entry_of(reg, view.dict, i, key)?),
+                None => None,
+            },
         };
-        let mut fields = [0u64; 4];
-        for (k, (slot, what)) in fields.iter_mut().zip(["segment", "end", "root", "flags"]).enumerate() {
-            *slot = entry_field(r.seq_item(entry, k).map_err(format_error)?, what)?;
-        }
-        let [seg, end, root, flags] = fields;
+        let Some(entry) = found else { continue };
+        let Some(Entry { segment, end, root, flags }) = entry else {
+            return Ok(missing.clone().unbind());
+        };
+        let (seg, end, root, flags) = (segment as u64, end, root, flags as u64);
         let Some(handle) = handles.get_item(seg)? else {
             return Ok(missing.clone().unbind());
         };
