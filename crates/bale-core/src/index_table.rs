@@ -43,6 +43,10 @@ pub struct Entry {
     pub flags: u32,
 }
 
+/// What a bucket holds for one key: its hash, its slot in the region, and
+/// its entry (None for a deleted key).
+pub type Item = (u64, u64, Option<Entry>);
+
 /// Buckets for `entries` keys: a load of at most 3/4.
 pub fn buckets_for(entries: usize) -> usize {
     entries + entries / 3 + 1
@@ -71,7 +75,7 @@ fn home(hash: u64, buckets: usize) -> usize {
 /// one does not fit a bucket (a key slot of 0, a segment of `u32::MAX`, an
 /// end of 2^48 or more, flags of 2^16 or more): the file then has no table
 /// and gets read the region's dict.
-pub fn build(items: &[(u64, u64, Option<Entry>)]) -> Option<Vec<u8>> {
+pub fn build(items: &[Item]) -> Option<Vec<u8>> {
     let n = buckets_for(items.len());
     let mut buckets = vec![0u8; n * BUCKET_LEN];
     for &(hash, slot, entry) in items {
@@ -210,7 +214,7 @@ impl<'a> Table<'a> {
 mod tests {
     use super::*;
 
-    fn items(n: u64) -> Vec<(u64, u64, Option<Entry>)> {
+    fn items(n: u64) -> Vec<Item> {
         (0..n)
             .map(|i| {
                 let hash = crate::hash::hash_bytes(&i.to_le_bytes());

@@ -3,7 +3,7 @@
 //! first; the first entry found decides; its segment's handle gives the
 //! value. In Python this was five calls and a tuple view per get.
 
-use bale_core::index_table::{Entry, Table};
+use bale_core::index_table::{Entry, Item, Table};
 use bale_core::{Dict, Value};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -106,13 +106,13 @@ fn table_key(key: &Bound<'_, PyAny>) -> bool {
     unsafe { pyo3::ffi::PyUnicode_CheckExact(key.as_ptr()) != 0 || pyo3::ffi::PyBytes_CheckExact(key.as_ptr()) != 0 }
 }
 
-/// The lookup table of the index level `region` (a dict of entries), or
-/// None when an entry does not fit one (see `index_table::build`).
-pub fn table_bytes(region: &Region) -> PyResult<Option<Vec<u8>>> {
-    let Value::Dict(dict) = region.root_value()? else {
+/// The dict of an index level, and for each of its keys (str or bytes)
+/// the key's hash, its slot and its entry: what its lookup table holds.
+fn level_items(reg: &Region) -> PyResult<(Dict, Vec<Item>)> {
+    let Value::Dict(dict) = reg.root_value()? else {
         return Err(FormatError::new_err("a store's index level is not a dict"));
     };
-    let r = region.reader();
+    let r = reg.reader();
     let mut items = Vec::with_capacity(dict.len);
     for i in 0..dict.len {
         let k = r.dict_key(dict, i).map_err(format_error)?;
@@ -121,9 +121,15 @@ pub fn table_bytes(region: &Region) -> PyResult<Option<Vec<u8>>> {
         }
         let hash = bale_core::hash::hash_value(&r, k, 0).map_err(format_error)?;
         let slot = r.word(dict.shape.pos + 8 * i).map_err(format_error)?;
-        items.push((hash, slot, entry_of(region, dict, i, &i)?));
+        items.push((hash, slot, entry_of(reg, dict, i, &i)?));
     }
-    Ok(bale_core::index_table::build(&items))
+    Ok((dict, items))
+}
+
+/// The lookup table of the index level `region`, or None when an entry
+/// does not fit one (see `index_table::build`).
+pub fn table_bytes(region: &Region) -> PyResult<Option<Vec<u8>>> {
+    Ok(bale_core::index_table::build(&level_items(region)?.1))
 }
 
 /// Checks each used bucket of `table` against the key its slot names in
@@ -139,9 +145,8 @@ fn check_buckets(reg: &Region, dict: Dict, table: &Table<'_>) -> PyResult<()> {
 /// entries of its dict (`Store.verify`, through `_open_index(verify=True)`).
 pub fn check_table(reg: &Region) -> PyResult<()> {
     let Some(table) = reg.index_table() else { return Ok(()) };
-    let Value::Dict(dict) = reg.root_value()? else {
-        return Err(FormatError::new_err("the index region is not a dict"));
-    };
+    table.check().map_err(format_error)?;
+    let (dict, items) = level_items(reg)?;
     if table.entries() != dict.len {
         return Err(FormatError::new_err(format!(
             "the lookup table holds {} entries; the index dict has {}",
@@ -149,16 +154,11 @@ pub fn check_table(reg: &Region) -> PyResult<()> {
             dict.len
         )));
     }
-    let r = reg.reader();
-    for i in 0..dict.len {
-        let k = r.dict_key(dict, i).map_err(format_error)?;
-        let hash = bale_core::hash::hash_value(&r, k, 0).map_err(format_error)?;
-        let slot = r.word(dict.shape.pos + 8 * i).map_err(format_error)?;
-        let want = entry_of(reg, dict, i, &i)?;
+    for (i, (hash, slot, want)) in items.into_iter().enumerate() {
         let got = table.find(hash, |s| Ok(s == slot)).map_err(format_error)?;
         if got != Some(want) {
             return Err(FormatError::new_err(format!(
-                "the lookup table gives {got:?} for index key {k:?}; the index dict has {want:?}"
+                "the lookup table gives {got:?} for index key {i}; the index dict has {want:?}"
             )));
         }
     }
