@@ -67,7 +67,8 @@ const LEAF_SEQ_MAX: usize = 4;
 pub const MAX_RECORD_DEPTH: usize = 500;
 
 /// Strings made, by the address and byte length of their stored units (or,
-/// for a dict key stored inline, by its slot word), in a direct-mapped table. Equal strings are stored once (the writer keeps
+/// for a dict key stored inline, by its slot word), in a direct-mapped
+/// table. Equal strings are stored once (the writer keeps
 /// one copy of a string met again), so a vocabulary of a few thousand
 /// words thaws into that many objects, not one per reference, as pickle's
 /// memo does. Sharing immutable strings is invisible, except to `is`. Each
