@@ -53,16 +53,11 @@ pub fn buckets_for(entries: usize) -> usize {
 }
 
 /// A check of a bucket's fields (its segment, key slot, end and flags
-/// word, root), mixed into its hash bits.
+/// word, root), mixed into its hash bits (`mix`: the key hash's
+/// splitmix64 finalizer, FORMAT.md *Key hash*).
 #[inline]
 fn bucket_check(segment: u32, slot: u64, end_flags: u64, root: u64) -> u64 {
-    fn mix(mut x: u64) -> u64 {
-        x ^= x >> 32;
-        x = x.wrapping_mul(0xd6e8_feb8_6659_fd93);
-        x ^= x >> 32;
-        x = x.wrapping_mul(0xd6e8_feb8_6659_fd93);
-        x ^ (x >> 32)
-    }
+    use crate::hash::mix;
     mix(slot ^ mix(end_flags ^ mix(root ^ segment as u64)))
 }
 
