@@ -1,7 +1,7 @@
 //! `DictView.values()`: a values view made in Rust. The `collections.abc`
 //! class it replaces costs a Python `__init__` per call and a Python
 //! `__iter__` per loop, several times the read of a small dict's values;
-//! this one is registered as a `ValuesView` (`bale/_mapping.py`).
+//! this one is registered as a `ValuesView` (`bale/__init__.py`).
 
 use bale_core::Dict;
 use pyo3::prelude::*;
