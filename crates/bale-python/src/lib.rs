@@ -147,20 +147,23 @@ fn open(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Py<Region>> {
     new_region(py, open_mapped(py, &path, verify, memmap2::Advice::Normal)?)
 }
 
+/// A `FormatError` about `path`'s bytes, its message prefixed with the path.
+fn in_file(py: Python<'_>, path: &std::path::Path, e: PyErr) -> PyErr {
+    if e.is_instance_of::<FormatError>(py) {
+        FormatError::new_err(format!("{}: {}", path.display(), e.value(py)))
+    } else {
+        e
+    }
+}
+
 /// Store support: `open` of an index file, read by hash probes: the kernel
-/// reads no pages around the ones a lookup touches.
-/// The bytes after the region, if any, are its lookup table
-/// (`store_index.rs`): checked in O(1) here, in full with `verify`.
+/// reads no pages around the ones a lookup touches. The bytes after the
+/// region, if any, are its lookup table (`store_index.rs`): checked in
+/// O(1) here, in full with `verify`.
 #[pyfunction]
 #[pyo3(signature = (path, verify = false))]
 fn _open_index(py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Py<Region>> {
-    let named = |e: PyErr| {
-        if e.is_instance_of::<FormatError>(py) {
-            FormatError::new_err(format!("{}: {}", path.display(), e.value(py)))
-        } else {
-            e
-        }
-    };
+    let named = |e: PyErr| in_file(py, &path, e);
     let file = open_regular(&path)?;
     let size = file.metadata().map_err(|e| os_error(e, &path))?.len() as usize;
     if size < bale_core::format::HEADER_LEN {
@@ -203,13 +206,7 @@ fn open_mapped(py: Python<'_>, path: &std::path::Path, verify: bool, advice: mem
         fault_in_header(&map, advice);
         Storage::mapped(map, file)
     };
-    Region::adopt(py, storage, verify).map_err(|e| {
-        if e.is_instance_of::<FormatError>(py) {
-            FormatError::new_err(format!("{}: {}", path.display(), e.value(py)))
-        } else {
-            e
-        }
-    })
+    Region::adopt(py, storage, verify).map_err(|e| in_file(py, path, e))
 }
 
 /// Faults in the page of a mapping's header alone, then leaves `advice` on

@@ -222,8 +222,7 @@ pub fn _store_get(
         let Some(Entry { segment, end, root, flags }) = entry else {
             return Ok(missing.clone().unbind());
         };
-        let (seg, end, root, flags) = (segment as u64, end, root, flags as u64);
-        let Some(handle) = handles.get_item(seg)? else {
+        let Some(handle) = handles.get_item(segment)? else {
             return Ok(missing.clone().unbind());
         };
         if !value {
@@ -239,10 +238,8 @@ pub fn _store_get(
         if let Some(target) = bale_core::Reader::slot_target(root) {
             crate::compactor::prefetch(segment.buf().as_ptr().wrapping_add(target) as *mut _);
         }
-        let (Ok(end), Ok(flags)) = (usize::try_from(end), u32::try_from(flags)) else {
-            return Err(FormatError::new_err(format!(
-                "index entry of key {key}: end {end} or flags {flags} out of range"
-            )));
+        let Ok(end) = usize::try_from(end) else {
+            return Err(FormatError::new_err(format!("index entry of key {key}: end {end} out of range")));
         };
         if flags == segment.flags()
             && end >= bale_core::format::HEADER_LEN
