@@ -10,7 +10,10 @@ import math
 import pathlib
 from array import array
 from datetime import date, datetime, time, timedelta, timezone
+from collections import Counter, OrderedDict, defaultdict
 from decimal import Decimal
+from fractions import Fraction
+from pathlib import PosixPath, PurePosixPath, PureWindowsPath
 from uuid import UUID
 from zoneinfo import ZoneInfo
 
@@ -38,6 +41,8 @@ def _same(a, b):
         return _same(a.real, b.real) and _same(a.imag, b.imag)
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, defaultdict) and a.default_factory is not b.default_factory:
+        return False
     if isinstance(a, dict):
         return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, (datetime, time)):
@@ -51,7 +56,9 @@ def _same(a, b):
 # Names the Python expressions of vectors.json use.
 EVAL_NAMES = {"inf": math.inf, "nan": math.nan, "date": date, "datetime": datetime, "time": time,
               "timedelta": timedelta, "timezone": timezone, "Decimal": Decimal, "UUID": UUID,
-              "ZoneInfo": ZoneInfo, "array": array}
+              "ZoneInfo": ZoneInfo, "array": array, "Fraction": Fraction, "PurePosixPath": PurePosixPath,
+              "PosixPath": PosixPath, "PureWindowsPath": PureWindowsPath, "OrderedDict": OrderedDict,
+              "Counter": Counter, "defaultdict": defaultdict}
 
 
 CASES = _cases()

@@ -30,14 +30,14 @@ _FLAVOR_NAMES = {
     FLAVOR_ENUM_MIXIN: "enum",
 }
 
-# describe() answers, by kind
-KIND_RECORD = 0
+# describe() answers for numpy values (records are answered by their RecordType)
 KIND_NDARRAY = 1
 KIND_NPSCALAR = 2
 
 
 class RecordType:
-    """How bale stores and rebuilds instances of one class."""
+    """How bale stores and rebuilds instances of one class (the extension
+    reads its attributes by name)."""
 
     __slots__ = ("cls", "name", "flavor", "fields", "attrs", "get", "make")
 
@@ -51,9 +51,6 @@ class RecordType:
         self.attrs = attrs
         self.get = get
         self.make = make
-
-    def describe(self) -> tuple:
-        return (KIND_RECORD, self.name, self.flavor, self.fields, self.attrs, self.get)
 
 
 _lock = threading.Lock()
@@ -88,15 +85,17 @@ def _record_type(cls: type) -> RecordType | None:
     return None
 
 
-def describe(cls: type) -> tuple | None:
-    """What the compactor needs to store instances of ``cls``, or None if it cannot."""
+def describe(cls: type) -> RecordType | int | None:
+    """What the compactor needs to store instances of ``cls``: its
+    ``RecordType``, ``KIND_NDARRAY`` or ``KIND_NPSCALAR`` for numpy values,
+    or None if it cannot."""
     if cls.__module__ == "numpy":
         np = sys.modules.get("numpy")
         if np is not None:
             if issubclass(cls, np.ndarray) and cls is np.ndarray:
-                return (KIND_NDARRAY,)
+                return KIND_NDARRAY
             if issubclass(cls, np.generic):
-                return (KIND_NPSCALAR,)
+                return KIND_NPSCALAR
     rt = _record_type(cls)
     if rt is None:
         return None
@@ -105,7 +104,7 @@ def describe(cls: type) -> tuple | None:
         known = _by_name.get(rt.name)
         if known is None or known.cls is not cls:
             _by_name[rt.name] = rt
-    return rt.describe()
+    return rt
 
 
 def register(cls: type, fields: Iterable[str] | None = None, *,
@@ -186,10 +185,11 @@ class TypeMismatch(Exception):
     pass
 
 
-def resolve(name: str, flavor: int, fields: tuple[str, ...], types: tuple[type, ...] | None) -> tuple:
+def resolve(name: str, flavor: int, fields: tuple[str, ...], types: tuple[type, ...] | None) -> RecordType:
     """How to rebuild records of the stored type ``name``.
 
-    Returns ``(cls, flavor, attrs, make)``; raises ``LookupError`` when no
+    Returns its ``RecordType`` (the extension reads ``cls``, ``flavor``,
+    ``attrs`` and ``make``); raises ``LookupError`` when no
     class of that name is known, ``TypeMismatch`` when the known class has
     other fields than the stored ones.
     """
@@ -224,7 +224,7 @@ def resolve(name: str, flavor: int, fields: tuple[str, ...], types: tuple[type, 
     if (rt.flavor in (FLAVOR_ENUM, FLAVOR_ENUM_MIXIN)) != (flavor in (FLAVOR_ENUM, FLAVOR_ENUM_MIXIN)):
         raise TypeMismatch(f"cannot thaw {name}: stored as a {_FLAVOR_NAMES.get(flavor)}, known here as a "
                            f"{_FLAVOR_NAMES.get(rt.flavor)}")
-    return (rt.cls, rt.flavor, rt.attrs, rt.make)
+    return rt
 
 
 def flavor_name(flavor: int) -> str:

@@ -17,10 +17,12 @@ content's SHA-1, as libFuzzer names corpus entries.
 from __future__ import annotations
 
 import array
+import collections
 import dataclasses
 import datetime as dt
 import decimal
 import enum
+import fractions
 import hashlib
 import pathlib
 import shutil
@@ -87,6 +89,20 @@ def regions():
             "range": range(5, 500, 9),
             "arr": array.array("d", [1.5, -2.0]),
             "keys": {dt.date(2000, 1, 1): 1, uuid.UUID(int=3): 2},
+        }
+    )
+    add(
+        {
+            "fractions": [fractions.Fraction(1, 3), fractions.Fraction(-(2**70), 3**40), fractions.Fraction(5)],
+            "paths": [pathlib.PurePosixPath("/a/b"), pathlib.PosixPath("x"), pathlib.PureWindowsPath("C:/x")],
+            "keys": {fractions.Fraction(1, 2): 1, pathlib.PurePosixPath("k"): 2, 0.25: 3},
+        }
+    )
+    add(
+        {
+            "ordered": collections.OrderedDict([("b", 1), ("a", [2])]),
+            "counter": collections.Counter("abracadabra"),
+            "default": collections.defaultdict(list, {"k": [1]}),
         }
     )
     add([SeedRecord(i, [i, str(i)]) for i in range(4)] + [SeedPoint(1.5, "p"), SeedColor.RED, SeedColor.BLUE])

@@ -151,7 +151,7 @@ impl<'a> Reader<'a> {
         let j = c.first + i;
         match c.kind {
             ColumnKind::Rows { shape, cols } => {
-                Ok(Value::Dict(Dict { start: c.start, shape, values: cols, len: shape.len, row: Some(j) }))
+                Ok(Value::Dict(Dict { start: c.start, shape, values: cols, len: shape.len, row: Some(j), class: 0 }))
             }
             ColumnKind::Strs { width, offs, units, total } => {
                 let (a, b) = (self.u32_at(offs + 4 * j), self.u32_at(offs + 4 * j + 4));

@@ -9,6 +9,8 @@ enum Num<'a> {
     Big(&'a [u8]),
     F(f64),
     C(f64, f64),
+    /// A fraction small enough to be a number (`fraction::KEY_PART_BYTES`).
+    Q(crate::fraction::Fraction<'a>),
 }
 
 fn as_num<'a>(v: &Value<'a>) -> Option<Num<'a>> {
@@ -18,6 +20,9 @@ fn as_num<'a>(v: &Value<'a>) -> Option<Num<'a>> {
         Value::BigInt(b) => Num::Big(b),
         Value::Float(f) => Num::F(f),
         Value::Complex(re, im) => Num::C(re, im),
+        Value::Ext(ref e) if e.kind == crate::format::KIND_FRACTION => {
+            Num::Q(crate::fraction::decode(e).ok().filter(|f| f.is_key())?)
+        }
         _ => return None,
     })
 }
@@ -29,6 +34,21 @@ fn int_eq_float(i: i64, f: f64) -> bool {
 fn num_eq(a: &Num<'_>, b: &Num<'_>) -> bool {
     use Num::*;
     match (a, b) {
+        (Q(f), other) | (other, Q(f)) => {
+            if f.is_integer() {
+                let n = match crate::fraction::int_of(f.num) {
+                    crate::fraction::Int::Small(i) => I(i),
+                    crate::fraction::Int::Big(b) => Big(b),
+                };
+                return num_eq(&n, other);
+            }
+            match other {
+                Q(g) => f == g,
+                F(x) => f.exact_f64() == Some(*x),
+                C(r, i) => *i == 0.0 && f.exact_f64() == Some(*r),
+                I(_) | Big(_) => false,
+            }
+        }
         (I(x), I(y)) => x == y,
         (Big(x), Big(y)) => x == y,
         (I(_), Big(_)) | (Big(_), I(_)) => false,
@@ -42,13 +62,31 @@ fn num_eq(a: &Num<'_>, b: &Num<'_>) -> bool {
     }
 }
 
-/// The message of the error `values_eq` gives for values whose equality
-/// only Python can decide (records, numpy values, decimals, aware times):
-/// callers that hold Python objects compare those instead.
-pub const UNDECIDED: &str = "the equality of these values is decided by their Python classes";
+/// Why a comparison stopped without an answer: malformed bytes, or a
+/// value whose equality only its Python class decides (records, numpy
+/// values, decimals, aware times, Windows paths, counters), which a caller
+/// that holds Python objects compares instead (`compare` gives `None`).
+enum Stop {
+    Format(FormatError),
+    Undecided,
+}
 
-fn undecided() -> FormatError {
-    FormatError::new(UNDECIDED)
+impl From<FormatError> for Stop {
+    fn from(e: FormatError) -> Self {
+        Stop::Format(e)
+    }
+}
+
+type Compared<T> = std::result::Result<T, Stop>;
+
+/// Keys and set elements are hashable values, whose equality the bytes
+/// decide; a value that is not one stands there only in malformed bytes.
+fn key_eq(r: Compared<bool>) -> Result<bool> {
+    match r {
+        Ok(b) => Ok(b),
+        Err(Stop::Format(e)) => Err(e),
+        Err(Stop::Undecided) => Err(FormatError::new("a key or set element is of a kind that is not stored as a key")),
+    }
 }
 
 /// Whether `v` is a value whose equality `values_eq` leaves to Python.
@@ -66,6 +104,10 @@ fn later_kind(v: &Value<'_>) -> bool {
     matches!(v, Value::Pair(..) | Value::Ext(_) | Value::NumList(_) | Value::Column(_))
 }
 
+fn is_fraction(v: &Value<'_>) -> bool {
+    matches!(v, Value::Ext(e) if e.kind == crate::format::KIND_FRACTION)
+}
+
 /// Equality involving a later kind; element pairs still to compare go onto `stack`.
 #[inline(never)]
 fn eq_later_kinds<'a, 'b>(
@@ -74,8 +116,12 @@ fn eq_later_kinds<'a, 'b>(
     rb: &Reader<'b>,
     b: &Value<'b>,
     stack: &mut Vec<(Value<'a>, Value<'b>)>,
-) -> Result<bool> {
+) -> Compared<bool> {
     Ok(match (a, b) {
+        // A fraction is a number: it equals ints, floats and complexes.
+        (x, y) if is_fraction(x) || is_fraction(y) => {
+            matches!((as_num(x), as_num(y)), (Some(p), Some(q)) if num_eq(&p, &q))
+        }
         (Value::Pair(a, b), Value::Pair(c, d)) => a == c && b == d,
         (Value::Pair(a, b), Value::Tuple(y)) if y.len == 2 => {
             stack.push((Value::Int(*b), rb.seq_item(*y, 1)?));
@@ -126,11 +172,27 @@ fn eq_later_kinds<'a, 'b>(
     })
 }
 
-/// `a == b` with Python semantics (NaN != NaN; identity is not known here).
+/// `a == b` with Python semantics (NaN != NaN; identity is not known
+/// here), for values whose bytes decide it: keys, set elements, and any
+/// value without records, numpy values or the other kinds `compare`
+/// leaves to Python (an error names that case).
 pub fn values_eq(ra: &Reader<'_>, a: Value<'_>, rb: &Reader<'_>, b: Value<'_>) -> Result<bool> {
+    match compare(ra, a, rb, b)? {
+        Some(same) => Ok(same),
+        None => Err(FormatError::new("the equality of these values is decided by their Python classes")),
+    }
+}
+
+/// `a == b` with Python semantics, or `None` when only the values' Python
+/// classes can decide it (see `Stop`).
+pub fn compare(ra: &Reader<'_>, a: Value<'_>, rb: &Reader<'_>, b: Value<'_>) -> Result<Option<bool>> {
     // Valid regions compare in at most one step per word of either side.
     let mut steps = crate::hash::step_budget(ra.buf().len() + rb.buf().len());
-    eq_at(ra, a, rb, b, 0, &mut steps)
+    match eq_at(ra, a, rb, b, 0, &mut steps) {
+        Ok(same) => Ok(Some(same)),
+        Err(Stop::Undecided) => Ok(None),
+        Err(Stop::Format(e)) => Err(e),
+    }
 }
 
 /// The same stored container (same buffer, same place): equal without a walk.
@@ -155,9 +217,9 @@ fn eq_at(
     b: Value<'_>,
     depth: usize,
     steps: &mut usize,
-) -> Result<bool> {
+) -> Compared<bool> {
     if depth > MAX_KEY_DEPTH {
-        return Err(FormatError::new("values nested too deeply to compare"));
+        return Err(FormatError::new("values nested too deeply to compare").into());
     }
     // Sequences are compared with an explicit stack: they may nest a million deep.
     let mut stack = vec![(a, b)];
@@ -171,7 +233,7 @@ fn eq_at(
             (Value::None, Value::None) => true,
             (Value::Str(x), Value::Str(y)) => x.width == y.width && x.len == y.len && x.units() == y.units(),
             (Value::Bytes(x), Value::Bytes(y)) => x == y,
-            _ if needs_python(&a) || needs_python(&b) => return Err(undecided()),
+            _ if needs_python(&a) || needs_python(&b) => return Err(Stop::Undecided),
             // Kept out of line: this function recurses per level of nested
             // sets, so its frame must stay small.
             _ if later_kind(&a) || later_kind(&b) => eq_later_kinds(ra, &a, rb, &b, &mut stack)?,
@@ -193,7 +255,7 @@ fn eq_at(
                     for i in 0..x.len {
                         let e = ra.table_item(*x, i)?;
                         let h = || hash_value(ra, e, depth + 1);
-                        if rb.find_with(*y, h, |c| eq_at(ra, e, rb, c, depth + 1, steps))?.is_none() {
+                        if rb.find_with(*y, h, |c| key_eq(eq_at(ra, e, rb, c, depth + 1, steps)))?.is_none() {
                             all = false;
                             break;
                         }
@@ -202,6 +264,14 @@ fn eq_at(
                 }
             }
             (Value::Dict(x), Value::Dict(y)) => {
+                use crate::dict_class::{COUNTER, ORDERED};
+                let (cx, cy) = (x.class & 0xFF, y.class & 0xFF);
+                // Counters compare missing keys as zero counts (3.10+): Python's call.
+                if cx == COUNTER && cy == COUNTER {
+                    return Err(Stop::Undecided);
+                }
+                // Two OrderedDicts compare their order too.
+                let ordered = cx == ORDERED && cy == ORDERED;
                 if x.len != y.len {
                     false
                 } else {
@@ -209,7 +279,11 @@ fn eq_at(
                     for i in 0..x.len {
                         let k = ra.dict_key(*x, i)?;
                         let h = || hash_value(ra, k, depth + 1);
-                        match rb.find_with(y.shape, h, |c| eq_at(ra, k, rb, c, depth + 1, steps))? {
+                        match rb.find_with(y.shape, h, |c| key_eq(eq_at(ra, k, rb, c, depth + 1, steps)))? {
+                            Some(j) if ordered && j != i => {
+                                all = false;
+                                break;
+                            }
                             Some(j) => stack.push((ra.dict_value(*x, i)?, rb.dict_value(*y, j)?)),
                             None => {
                                 all = false;

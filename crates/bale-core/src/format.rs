@@ -96,6 +96,11 @@ pub const KIND_TYPE: u8 = 0x1C;
 pub const KIND_TABLE: u8 = 0x1D;
 pub const KIND_STR_COLUMN: u8 = 0x1E;
 pub const KIND_LIST_COLUMN: u8 = 0x1F;
+/// More typed scalars (see `fraction` and `path`).
+pub const KIND_FRACTION: u8 = 0x20;
+pub const KIND_PATH: u8 = 0x21;
+/// A dict of a `collections` class (see `dict_class`).
+pub const KIND_DICT_CLASS: u8 = 0x22;
 
 /// Flavors of a record type: how a reader rebuilds its instances.
 pub const FLAVOR_DATACLASS: u64 = 1;

@@ -188,7 +188,7 @@ fn hash_at(r: &Reader<'_>, v: Value<'_>, depth: usize, steps: &mut usize) -> Res
         Value::Ext(e) => {
             return Err(FormatError::at(
                 e.start,
-                format!("a {} is not stored as a key or set element", crate::typed::kind_name(e.kind)),
+                format!("a {} is not stored as a key or set element", crate::typed::class_name(&e)),
             ))
         }
         Value::List(_) | Value::Column(_) | Value::Dict(_) | Value::Set(_) | Value::NumList(_) | Value::NdArray(_) => {
@@ -198,8 +198,14 @@ fn hash_at(r: &Reader<'_>, v: Value<'_>, depth: usize, steps: &mut usize) -> Res
     })
 }
 
-/// The key hash of a hashable typed scalar: its kind, header field and payload.
+/// The key hash of a hashable typed scalar: its kind, header field and
+/// payload (a fraction's is that of the number it is).
 pub fn hash_ext(e: &crate::typed::Ext<'_>) -> u64 {
+    if e.kind == crate::format::KIND_FRACTION {
+        if let Ok(f) = crate::fraction::decode(e) {
+            return f.key_hash();
+        }
+    }
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(&[e.kind]);
     h.update(&crate::typed::equality_aux(e).to_le_bytes());

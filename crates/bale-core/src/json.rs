@@ -570,7 +570,7 @@ fn kind_name(v: &Value<'_>) -> &'static str {
         Value::Set(_) => "set",
         Value::FrozenSet(_) => "frozenset",
         Value::Dict(_) => "dict",
-        Value::Ext(e) => crate::typed::kind_name(e.kind),
+        Value::Ext(e) => crate::typed::class_name(e),
         Value::NdArray(_) => "ndarray",
         Value::NumList(_) | Value::Column(_) => "list",
         Value::Record(_) => "record",

@@ -21,12 +21,15 @@
 //! ```
 
 pub mod columns;
+pub mod dict_class;
 pub mod equality;
 pub mod error;
 pub mod format;
+pub mod fraction;
 pub mod hash;
 pub mod index_table;
 pub mod json;
+pub mod path;
 pub mod reader;
 pub mod stats;
 pub mod transplant;

@@ -182,6 +182,8 @@ pub struct Dict {
     pub values: usize,
     pub len: usize,
     pub row: Option<usize>,
+    /// Its `collections` class word (`dict_class`), `dict_class::PLAIN` for a dict.
+    pub class: u64,
 }
 
 /// The parsed header of a region.
@@ -584,7 +586,15 @@ impl<'a> Reader<'a> {
                 let shape = self.shape_at((len as usize) << 3, off)?;
                 let n = shape.len;
                 self.extent(off, 8 + 8 * n, limit, "dict object")?;
-                Ok(Value::Dict(Dict { start: off, shape, values: body, len: n, row: None }))
+                Ok(Value::Dict(Dict { start: off, shape, values: body, len: n, row: None, class: 0 }))
+            }
+            KIND_DICT_CLASS => {
+                let shape = self.shape_at((len as usize) << 3, off)?;
+                let n = shape.len;
+                self.extent(off, 16 + 8 * n, limit, "dict object")?;
+                let class = self.word(body)?;
+                crate::dict_class::check_word(class).map_err(|m| bad(off, m))?;
+                Ok(Value::Dict(Dict { start: off, shape, values: body + 8, len: n, row: None, class }))
             }
             KIND_TABLE => self.decode_table(off, n, limit),
             KIND_STR_COLUMN => self.decode_str_column(off, n, limit),

@@ -229,7 +229,7 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
             Value::Dict(d) => {
                 use_shape(&mut st, &mut stack, d.shape, 1);
                 push_run(&mut stack, d.values, d.len, d.start);
-                (K_DICT, 8 + 8 * d.len as u64)
+                (K_DICT, (d.values - d.start) as u64 + 8 * d.len as u64)
             }
         };
         let e = &mut tally[kind];
@@ -385,7 +385,7 @@ mod tests {
                     for i in (0..d.len).rev() {
                         stack.push((r.word(d.values + 8 * i)?, d.start));
                     }
-                    ("dicts", 8 + 8 * d.len as u64)
+                    ("dicts", (d.values - d.start) as u64 + 8 * d.len as u64)
                 }
             };
             let e = st.kinds.entry(kind).or_default();

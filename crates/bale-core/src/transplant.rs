@@ -190,7 +190,9 @@ impl Transplant {
         let depth = self.frames.len() - 1;
         let (src_key, out, base) = match self.frames.pop().expect("a frame to finish") {
             Frame::Seq { src, tuple, base, .. } => (src, dst.seq(tuple, &self.slots[base..]), base),
-            Frame::Dict { src, shape, base, .. } => (src, dst.dict(shape, &self.slots[base..]), base),
+            Frame::Dict { src, dict, shape, base, .. } => {
+                (src, dst.dict_of_class(dict.class, shape, &self.slots[base..]), base)
+            }
             Frame::Record { src, ty, base, .. } => (src, dst.record(ty, &self.slots[base..]), base),
             Frame::Row { shape, base, .. } => (NO_ADDRESS, dst.dict(shape, &self.slots[base..]), base),
             Frame::Columns { src: key, col, shape, base, .. } => {
@@ -215,7 +217,7 @@ impl Transplant {
                 (key, out, base)
             }
         };
-        self.forward.note(out, &self.slots[base..]);
+        self.forward.note(dst, out, &self.slots[base..]);
         self.forward.resolve(dst, depth, out);
         self.slots.truncate(base);
         if src_key != NO_ADDRESS {

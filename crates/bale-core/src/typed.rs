@@ -1,5 +1,6 @@
 //! Typed scalars: dates, times, datetimes, durations, decimals, UUIDs,
-//! ranges and `array.array`s. Each is one object whose payload holds no
+//! ranges and `array.array`s here; fractions (`fraction`) and paths
+//! (`path`) in modules of their own. Each is one object whose payload holds no
 //! reference, so copying, hashing and comparing one is about its bytes;
 //! the checks here make every stored value one its Python type accepts.
 
@@ -18,7 +19,7 @@ pub struct Ext<'a> {
 /// Whether `kind` is one of the typed scalars of this module.
 #[inline]
 pub fn is_ext_kind(kind: u8) -> bool {
-    (KIND_DATE..=KIND_ARRAY).contains(&kind)
+    (KIND_DATE..=KIND_ARRAY).contains(&kind) || kind == KIND_FRACTION || kind == KIND_PATH
 }
 
 /// Payload bytes of a typed scalar with header `len` field `aux`, or why
@@ -39,6 +40,8 @@ pub fn payload_len(kind: u8, aux: u64) -> std::result::Result<usize, &'static st
         KIND_UUID => 16,
         KIND_RANGE => 24,
         KIND_ARRAY => 8 + aux as usize,
+        KIND_FRACTION => crate::fraction::payload_len(aux)?,
+        KIND_PATH => crate::path::payload_len(aux)?,
         _ => return Err("not a typed scalar"),
     })
 }
@@ -320,6 +323,8 @@ pub fn check(e: &Ext<'_>) -> Result<()> {
         KIND_UUID => Ok(()),
         KIND_RANGE => decode_range(e).map(|_| ()),
         KIND_ARRAY => decode_array(e).map(|_| ()),
+        KIND_FRACTION => crate::fraction::decode(e).map(|_| ()),
+        KIND_PATH => crate::path::decode(e).map(|_| ()),
         _ => Err("not a typed scalar"),
     };
     r.map_err(|m| FormatError::at(e.start, format!("{} object: {m}", kind_name(e.kind))))
@@ -337,12 +342,12 @@ pub fn kind_name(kind: u8) -> &'static str {
         KIND_RANGE => "range",
         KIND_ARRAY => "array",
         KIND_NDARRAY => "ndarray",
+        KIND_FRACTION => "Fraction",
+        KIND_PATH => "path",
         _ => "object",
     }
 }
 
-/// Whether a typed scalar may be a dict key or set element: those whose
-/// Python equality is equality of their stored bytes.
 /// The header field of a typed scalar as equality and the key hash see
 /// it: Python ignores `fold` when it compares naive times and datetimes
 /// (`datetime(2021, 1, 1, 1, 30) == datetime(2021, 1, 1, 1, 30, fold=1)`),
@@ -351,15 +356,29 @@ pub fn kind_name(kind: u8) -> &'static str {
 pub fn equality_aux(e: &Ext<'_>) -> u64 {
     match e.kind {
         KIND_TIME | KIND_DATETIME if e.aux & 3 == TZ_NONE => e.aux & !TZ_FOLD,
+        KIND_PATH => crate::path::equality_aux(e.aux),
         _ => e.aux,
     }
 }
 
+/// Whether a typed scalar may be a dict key or set element: those whose
+/// Python equality is equality of their stored bytes (of their numbers,
+/// for fractions).
 pub fn hashable_ext(e: &Ext<'_>) -> bool {
     match e.kind {
         KIND_DATE | KIND_TIMEDELTA | KIND_UUID => true,
         KIND_TIME | KIND_DATETIME => e.aux & 3 == TZ_NONE,
+        KIND_PATH => crate::path::is_posix(e.aux & 0xFF),
+        KIND_FRACTION => crate::fraction::decode(e).is_ok_and(|f| f.is_key()),
         _ => false,
+    }
+}
+
+/// The Python class name of a typed scalar, for messages.
+pub fn class_name(e: &Ext<'_>) -> &'static str {
+    match e.kind {
+        KIND_PATH => crate::path::class_name(e.aux & 0xFF),
+        k => kind_name(k),
     }
 }
 

@@ -457,6 +457,10 @@ impl<'a> Verifier<'a> {
                     self.check_column(c)?;
                 }
             }
+            Value::Ext(e) if e.kind == KIND_FRACTION => {
+                let f = crate::fraction::decode(&e).map_err(|m| FormatError::at(e.start, m))?;
+                crate::fraction::check_lowest_terms(&f).map_err(|m| FormatError::at(e.start, m))?;
+            }
             Value::NdArray(a) => {
                 if a.dtype.contains('U') && !a.data.is_empty() {
                     self.text_arrays.push(a.start);

@@ -264,6 +264,19 @@ impl Builder {
         off as u64
     }
 
+    /// A dict of the `collections` class `class` (a `dict_class` word; a
+    /// plain DICT for `dict_class::PLAIN`).
+    pub fn dict_of_class(&mut self, class: u64, shape: u64, values: &[u64]) -> u64 {
+        if class == crate::dict_class::PLAIN {
+            return self.dict(shape, values);
+        }
+        let off = self.len();
+        self.put(header_word(KIND_DICT_CLASS, shape >> 3));
+        self.put(class);
+        self.put_slots(values);
+        off as u64
+    }
+
     /// A TABLE of `rows` dicts with the keys of the shape at `shape`: one
     /// column slot per key, each a list-like of `rows` items written before.
     pub fn table_object(&mut self, rows: usize, shape: u64, cols: &[u64]) -> u64 {
@@ -393,9 +406,11 @@ impl Builder {
 
     /// Where the element slots start of a non-empty list, tuple or dict
     /// whose slot this builder returned.
-    pub fn slots_pos(slot: u64) -> usize {
+    pub fn slots_pos(&self, slot: u64) -> usize {
         if slot & TAG_MASK == TAG_OBJ {
-            slot as usize + 8
+            // A DICT_CLASS holds its class word before its value slots.
+            let kind = self.buf[slot as usize - self.base];
+            slot as usize + if kind == KIND_DICT_CLASS { 16 } else { 8 }
         } else {
             ((slot >> 19) << 3) as usize
         }
@@ -454,14 +469,14 @@ impl ForwardRefs {
     }
     /// Records where the placeholders among `slots` landed, `slots` having
     /// just been written as the elements of the container `slot`.
-    pub fn note(&mut self, slot: u64, slots: &[u64]) {
+    pub fn note(&mut self, b: &Builder, slot: u64, slots: &[u64]) {
         if !self.made {
             return;
         }
         let mut pos = None;
         for (i, &s) in slots.iter().enumerate() {
             if s & TAG_MASK == TAG_MASK && s & PLACEHOLDER_MARK != 0 {
-                let at = *pos.get_or_insert_with(|| Builder::slots_pos(slot));
+                let at = *pos.get_or_insert_with(|| b.slots_pos(slot));
                 let target = ((s & !PLACEHOLDER_MARK) >> 3) as usize;
                 if self.pending.len() <= target {
                     self.pending.resize_with(target + 1, Vec::new);

@@ -17,6 +17,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use bale_core::dict_class;
 use bale_core::format::*;
 use bale_core::hash::{self, TupleHasher};
 use bale_core::typed::{encode_delta, encode_moment, pack_date, Clock, Date, Delta, Moment, Tz};
@@ -35,6 +36,8 @@ enum Py {
     List(Vec<Py>),
     Tuple(Vec<Py>),
     Dict(Vec<(Py, Py)>),
+    /// A dict of a `collections` class: its class word and its items.
+    ClassDict(u64, Vec<(Py, Py)>),
     Set(Vec<Py>),
     FrozenSet(Vec<Py>),
     /// A typed scalar: its kind, header field and payload, and its Python expression.
@@ -106,6 +109,44 @@ fn typed() -> Py {
             ext(KIND_DATE, pack_date(Date { year: 2000, month: 1, day: 1 }), vec![], "date(2000, 1, 1)"),
             s("a date key"),
         )]),
+    ])
+}
+
+/// Fractions and paths (kinds 0x20 and 0x21), as values and as keys.
+fn fractions_paths() -> Py {
+    let int = |v: i128| hash::minimal_twos_complement(&v.to_le_bytes()).to_vec();
+    let frac = |n: i128, d: i128, expr: &str| {
+        let (aux, p) = bale_core::fraction::encode(&int(n), &int(d));
+        ext(KIND_FRACTION, aux, p, expr)
+    };
+    let path = |class: u64, text: &str, expr: &str| {
+        let (aux, p) = bale_core::path::encode(class, text.as_bytes());
+        ext(KIND_PATH, aux, p, expr)
+    };
+    list(vec![
+        frac(1, 2, "Fraction(1, 2)"),
+        frac(-7, 3, "Fraction(-7, 3)"),
+        frac(1 << 70, 3, "Fraction(2**70, 3)"),
+        frac(5, 1, "Fraction(5)"),
+        path(bale_core::path::PURE_POSIX, "/a/b", "PurePosixPath('/a/b')"),
+        path(bale_core::path::POSIX, "x", "PosixPath('x')"),
+        path(bale_core::path::PURE_WINDOWS, "C:\\Users", "PureWindowsPath('C:/Users')"),
+        dict(vec![
+            (frac(1, 4, "Fraction(1, 4)"), s("a quarter")),
+            (path(bale_core::path::PURE_POSIX, "k", "PurePosixPath('k')"), i(1)),
+        ]),
+    ])
+}
+
+/// Dicts of the `collections` classes (kind 0x22).
+fn dict_classes() -> Py {
+    use dict_class::{class_word, COUNTER, DEFAULT, ORDERED};
+    list(vec![
+        Py::ClassDict(class_word(ORDERED, 0), vec![(s("b"), i(1)), (s("a"), i(2))]),
+        Py::ClassDict(class_word(COUNTER, 0), vec![(s("x"), i(3)), (i(7), i(1))]),
+        Py::ClassDict(class_word(DEFAULT, 1), vec![(s("k"), list(vec![i(1)]))]),
+        Py::ClassDict(class_word(DEFAULT, 0), vec![]),
+        Py::ClassDict(class_word(ORDERED, 0), vec![]),
     ])
 }
 
@@ -273,6 +314,8 @@ fn vectors() -> Vec<(&'static str, Py)> {
             ]),
         ),
         ("typed", typed()),
+        ("fractions_paths", fractions_paths()),
+        ("dict_classes", dict_classes()),
         (
             "pairs",
             list(vec![
@@ -391,6 +434,14 @@ fn py(v: &Py) -> String {
         Py::Dict(kv) => {
             format!("{{{}}}", kv.iter().map(|(k, v)| format!("{}: {}", py(k), py(v))).collect::<Vec<_>>().join(", "))
         }
+        Py::ClassDict(word, kv) => {
+            let items = kv.iter().map(|(k, v)| format!("({}, {})", py(k), py(v))).collect::<Vec<_>>().join(", ");
+            match word & 0xFF {
+                dict_class::DEFAULT => format!("defaultdict({}, [{items}])", dict_class::factory_name(*word)),
+                dict_class::COUNTER => format!("Counter({})", py(&Py::Dict(kv.clone()))),
+                _ => format!("{}([{items}])", dict_class::class_name(*word)),
+            }
+        }
         Py::Set(v) if v.is_empty() => "set()".into(),
         Py::Set(v) => format!("{{{}}}", join(v)),
         Py::FrozenSet(v) if v.is_empty() => "frozenset()".into(),
@@ -485,20 +536,14 @@ impl Writer {
                 self.b.seq(matches!(v, Py::Tuple(_)), &slots)
             }
             Py::Dict(kv) => {
-                let cache_key: String = kv.iter().map(|(k, _)| py(k)).collect::<Vec<_>>().join("\u{0}");
-                let shape = match self.shapes.get(&cache_key) {
-                    Some(&shape) => shape,
-                    None => {
-                        let (slots, hashes): (Vec<u64>, Vec<u64>) = kv.iter().map(|(k, _)| self.key(k)).unzip();
-                        let shape = self.b.shape(&slots, &hashes);
-                        if kv.len() <= 64 {
-                            self.shapes.insert(cache_key, shape);
-                        }
-                        shape
-                    }
-                };
+                let shape = self.shape(kv);
                 let vals: Vec<u64> = kv.iter().map(|(_, x)| self.value(x)).collect();
                 self.b.dict(shape, &vals)
+            }
+            Py::ClassDict(word, kv) => {
+                let shape = self.shape(kv);
+                let vals: Vec<u64> = kv.iter().map(|(_, x)| self.value(x)).collect();
+                self.b.dict_of_class(*word, shape, &vals)
             }
             Py::Set(items) => {
                 let (slots, hashes): (Vec<u64>, Vec<u64>) = items.iter().map(|x| self.key(x)).unzip();
@@ -611,6 +656,20 @@ impl Writer {
         self.b.seq(false, &slots)
     }
 
+    /// The shape of a dict's keys: written once per key sequence (of at most 64 keys).
+    fn shape(&mut self, kv: &[(Py, Py)]) -> u64 {
+        let cache_key: String = kv.iter().map(|(k, _)| py(k)).collect::<Vec<_>>().join("\u{0}");
+        if let Some(&shape) = self.shapes.get(&cache_key) {
+            return shape;
+        }
+        let (slots, hashes): (Vec<u64>, Vec<u64>) = kv.iter().map(|(k, _)| self.key(k)).unzip();
+        let shape = self.b.shape(&slots, &hashes);
+        if kv.len() <= 64 {
+            self.shapes.insert(cache_key, shape);
+        }
+        shape
+    }
+
     /// Slot and key hash of a hashable value.
     fn key(&mut self, v: &Py) -> (u64, u64) {
         match v {
@@ -643,7 +702,7 @@ impl Writer {
                 let e = bale_core::Ext { kind: *kind, start: 0, aux: *aux, payload };
                 (self.b.ext(*kind, *aux, payload), hash::hash_ext(&e))
             }
-            Py::List(_) | Py::Dict(_) | Py::Set(_) => panic!("unhashable key {v:?}"),
+            Py::List(_) | Py::Dict(_) | Py::ClassDict(..) | Py::Set(_) => panic!("unhashable key {v:?}"),
         }
     }
 }
@@ -683,8 +742,9 @@ fn check(r: &Reader<'_>, got: Value<'_>, want: &Py, path: &str) {
                 check(r, r.seq_item(seq, k).unwrap(), x, &format!("{path}[{k}]"));
             }
         }
-        (Py::Dict(kv), Value::Dict(d)) => {
-            assert_eq!(d.len, kv.len(), "{path}");
+        (Py::Dict(kv), Value::Dict(d)) | (Py::ClassDict(_, kv), Value::Dict(d)) => {
+            let word = if let Py::ClassDict(word, _) = want { *word } else { dict_class::PLAIN };
+            assert_eq!((d.len, d.class), (kv.len(), word), "{path}");
             for (k, (kw, vw)) in kv.iter().enumerate() {
                 check(r, r.dict_key(d, k).unwrap(), kw, &format!("{path}.key{k}"));
                 check(r, r.dict_value(d, k).unwrap(), vw, &format!("{path}[{}]", py(kw)));
@@ -859,7 +919,7 @@ fn sets_in_vectors_are_in_cpython_order() {
                 items.iter().for_each(walk);
             }
             Py::List(items) | Py::Tuple(items) => items.iter().for_each(walk),
-            Py::Dict(kv) => kv.iter().for_each(|(k, v)| {
+            Py::Dict(kv) | Py::ClassDict(_, kv) => kv.iter().for_each(|(k, v)| {
                 walk(k);
                 walk(v)
             }),

@@ -68,11 +68,11 @@ fn self_containing_list(flags: u32) -> Vec<u8> {
     // Depth 0: the outer list; depth 1: `l`, which meets itself.
     let inner_slots = [fwd.placeholder(1)];
     let inner = b.seq(false, &inner_slots);
-    fwd.note(inner, &inner_slots);
+    fwd.note(&b, inner, &inner_slots);
     fwd.resolve(&mut b, 1, inner);
     let outer_slots = [inner, make_int_slot(5).unwrap()];
     let outer = b.seq(false, &outer_slots);
-    fwd.note(outer, &outer_slots);
+    fwd.note(&b, outer, &outer_slots);
     fwd.resolve(&mut b, 0, outer);
     assert!(fwd.made());
     b.set_flags(flags);

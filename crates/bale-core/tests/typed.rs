@@ -112,3 +112,59 @@ fn typed_scalars_are_checked() {
         }
     }
 }
+
+/// A region whose root is a set of the given fractions and floats (keys, so
+/// verification compares them), each given as (numerator, denominator).
+fn fraction_set(fractions: &[(i128, i128)], floats: &[f64]) -> Vec<u8> {
+    let int = |v: i128| bale_core::hash::minimal_twos_complement(&v.to_le_bytes()).to_vec();
+    let mut b = Builder::new();
+    let (mut slots, mut hashes) = (Vec::new(), Vec::new());
+    for &(n, d) in fractions {
+        let (aux, p) = bale_core::fraction::encode(&int(n), &int(d));
+        let e = bale_core::Ext { kind: KIND_FRACTION, start: 0, aux, payload: &p };
+        slots.push(b.ext(KIND_FRACTION, aux, &p));
+        hashes.push(bale_core::hash::hash_ext(&e));
+    }
+    for &f in floats {
+        slots.push(b.float(f));
+        hashes.push(bale_core::hash::hash_f64(f));
+    }
+    let root = b.set(true, &slots, &hashes);
+    b.finish(root)
+}
+
+#[test]
+fn fractions_are_numbers_among_keys() {
+    // Fraction(1, 2) and 0.5 are one key to Python: a set of both is invalid.
+    assert!(Region::new_verified(&fraction_set(&[(1, 2), (1, 3), (7, 1)], &[0.25, 7.5])).is_ok());
+    let err = Region::new_verified(&fraction_set(&[(1, 2)], &[0.5])).unwrap_err();
+    assert!(err.message.contains("same key twice"), "{err}");
+    let err = Region::new_verified(&fraction_set(&[(7, 1)], &[7.0])).unwrap_err();
+    assert!(err.message.contains("same key twice"), "{err}");
+}
+
+#[test]
+fn fractions_not_in_lowest_terms_fail_verification_only() {
+    let bytes = fraction_set(&[(2, 4)], &[]);
+    let err = Region::new_verified(&bytes).unwrap_err();
+    assert!(err.message.contains("lowest terms"), "{err}");
+    // Reading does not run the gcd (see Note [Fraction keys and the coprime check]).
+    assert!(Region::new(&bytes).unwrap().root().is_ok());
+}
+
+#[test]
+fn posix_paths_must_be_normal_and_windows_paths_are_not_keys() {
+    let region = |class: u64, text: &str| {
+        let mut b = Builder::new();
+        let (aux, p) = bale_core::path::encode(class, text.as_bytes());
+        let root = b.ext(KIND_PATH, aux, &p);
+        b.finish(root)
+    };
+    assert!(Region::new_verified(&region(bale_core::path::POSIX, "/a/b")).is_ok());
+    assert!(Region::new_verified(&region(bale_core::path::PURE_WINDOWS, "a//b")).is_ok());
+    let err = Region::new(&region(bale_core::path::PURE_POSIX, "a//b")).unwrap().root().unwrap_err();
+    assert!(err.message.contains("normal form"), "{err}");
+    let p = bale_core::path::encode(bale_core::path::PURE_WINDOWS, b"A").1;
+    let e = bale_core::Ext { kind: KIND_PATH, start: 0, aux: bale_core::path::PURE_WINDOWS | 1 << 8, payload: &p };
+    assert!(!bale_core::typed::hashable_ext(&e));
+}

@@ -647,7 +647,7 @@ fn invalid_tag_and_constants() {
 
 #[test]
 fn unknown_object_kinds() {
-    for kind in [0x00u8, 0x20, 0x7F, 0xFF] {
+    for kind in [0x00u8, 0x23, 0x7F, 0xFF] {
         let bytes = raw_region(&[header_word(kind, 0), 0], 64, 0);
         refuse(&bytes, &["kind"]);
         // Also as a list element.

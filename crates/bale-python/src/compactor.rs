@@ -60,16 +60,11 @@ pub(crate) const PREFETCH_AHEAD: usize = 4;
 pub(crate) enum Frame {
     /// `seen`: `python_runs` when a list's length was last known to be
     /// `len` (see `Compactor::resume`).
-    Seq {
-        obj: *mut PyObject,
-        tuple: bool,
-        len: usize,
-        next: usize,
-        base: usize,
-        seen: u64,
-    },
+    Seq { obj: *mut PyObject, tuple: bool, len: usize, next: usize, base: usize, seen: u64 },
     Dict {
         obj: *mut PyObject,
+        /// Its `collections` class word (`bale_core::dict_class`).
+        class: u64,
         shape: u64,
         items: usize,
         len: usize,
@@ -489,7 +484,7 @@ impl<'py> Compactor<'py> {
                             self.finish_frame(slot, base);
                         }
                     }
-                    Frame::Dict { shape, items, len, next, base, .. } => {
+                    Frame::Dict { class, shape, items, len, next, base, .. } => {
                         if *next < *len {
                             let child = self.items[*items + *next].1;
                             if *next + PREFETCH_AHEAD < *len {
@@ -500,8 +495,8 @@ impl<'py> Compactor<'py> {
                                 self.slots.push(s);
                             }
                         } else {
-                            let (shape, items, base) = (*shape, *items, *base);
-                            let slot = self.builder.dict(shape, &self.slots[base..]);
+                            let (class, shape, items, base) = (*class, *shape, *items, *base);
+                            let slot = self.builder.dict_of_class(class, shape, &self.slots[base..]);
                             self.truncate_items(items);
                             self.finish_frame(slot, base);
                         }
@@ -540,7 +535,7 @@ impl<'py> Compactor<'py> {
         }
         if self.share {
             let depth = self.frames.len() - 1;
-            self.forward.note(slot, &self.slots[base..]);
+            self.forward.note(&self.builder, slot, &self.slots[base..]);
             self.forward.resolve(&mut self.builder, depth, slot);
             let obj = self.frames[depth].obj();
             if unsafe { ffi::Py_REFCNT(obj) } > 1 {
@@ -744,7 +739,7 @@ impl<'py> Compactor<'py> {
             return Ok(Some(self.big_int_slot(obj, false)?.0));
         }
         if tp == addr_of_mut!(ffi::PyDict_Type) {
-            self.enter_dict(obj)?;
+            self.enter_dict(obj, bale_core::dict_class::PLAIN, None)?;
             return Ok(None);
         }
         if tp == addr_of_mut!(ffi::PyList_Type) || tp == addr_of_mut!(ffi::PyTuple_Type) {
@@ -860,6 +855,14 @@ impl<'py> Compactor<'py> {
                     return Ok(Some(s));
                 }
                 self.enter_record(obj, tp)?;
+                Ok(None)
+            }
+            Handler::DictClass(class) => {
+                let class = *class;
+                let (word, ordered) = self
+                    .python(obj, |_| crate::typed::dict_class_parts(py, &bound, class))
+                    .map_err(|e| self.annotate(e))?;
+                self.enter_dict(obj, word, ordered)?;
                 Ok(None)
             }
             Handler::NdArray { scalar } => {
@@ -1261,16 +1264,35 @@ impl<'py> Compactor<'py> {
         }
         let py = self.py;
         let h = self.handler(tp)?;
-        if matches!(h, Handler::Date | Handler::Time | Handler::DateTime | Handler::Delta | Handler::Uuid) {
+        if matches!(
+            h,
+            Handler::Date
+                | Handler::Time
+                | Handler::DateTime
+                | Handler::Delta
+                | Handler::Uuid
+                | Handler::Fraction
+                | Handler::Path(_)
+        ) {
             let h = scalar_handler(h);
             let (kind, aux, payload) =
                 self.python(obj, |_| scalar_parts(py, &h, &Bound::from_borrowed_ptr(py, obj)))?;
             let e = bale_core::Ext { kind, start: 0, aux, payload: &payload };
             if !bale_core::typed::hashable_ext(&e) {
-                return Err(KeyFailure::Refused(format!(
-                    "an aware {} cannot be a dict key or set element in a region (store it as a value, or use its UTC form)",
-                    type_name(obj)
-                )));
+                return Err(KeyFailure::Refused(match h {
+                    Handler::Fraction => format!(
+                        "a Fraction whose numerator or denominator takes more than {} bytes cannot be a dict key or set element in a region (store it as a value)",
+                        bale_core::fraction::KEY_PART_BYTES
+                    ),
+                    Handler::Path(_) => format!(
+                        "a {} cannot be a dict key or set element in a region (Windows paths compare ignoring case; store it as a value, or key by str(path).lower())",
+                        type_name(obj)
+                    ),
+                    _ => format!(
+                        "an aware {} cannot be a dict key or set element in a region (store it as a value, or use its UTC form)",
+                        type_name(obj)
+                    ),
+                }));
             }
             let hash = bale_core::hash::hash_ext(&e);
             return Ok((self.builder.ext(kind, aux, &payload), hash));
@@ -1334,20 +1356,41 @@ impl<'py> Compactor<'py> {
         Ok(shape)
     }
 
-    unsafe fn enter_dict(&mut self, obj: *mut PyObject) -> PyResult<()> {
+    /// Starts writing a dict (of the `collections` class `class`): its
+    /// shape, then a frame over its values. `ordered` is an `OrderedDict`'s
+    /// list of items in its order, which then replaces the dict's storage
+    /// order.
+    unsafe fn enter_dict(&mut self, obj: *mut PyObject, class: u64, ordered: Option<Py<PyAny>>) -> PyResult<()> {
         self.check_cycle(obj)?;
-        let n = ffi::PyDict_Size(obj) as usize;
+        let mut n = ffi::PyDict_Size(obj) as usize;
         let items = self.items.len();
         self.key_ptrs.clear();
-        let mut pos: ffi::Py_ssize_t = 0;
-        let mut k: *mut PyObject = std::ptr::null_mut();
-        let mut v: *mut PyObject = std::ptr::null_mut();
-        while ffi::PyDict_Next(obj, &mut pos, &mut k, &mut v) != 0 {
-            if self.items.len() - items < PREFETCH_AHEAD {
-                prefetch(v);
+        if let Some(list) = ordered {
+            // Owned to the end: items are read through borrowed pointers.
+            let l = list.as_ptr();
+            n = ffi::PyList_GET_SIZE(l) as usize;
+            for i in 0..n {
+                let pair = ffi::PyList_GET_ITEM(l, i as ffi::Py_ssize_t);
+                if ffi::PyTuple_CheckExact(pair) == 0 || ffi::PyTuple_GET_SIZE(pair) != 2 {
+                    self.truncate_items(items);
+                    return Err(CompactError::new_err(format!("{}: OrderedDict items are not pairs", self.path())));
+                }
+                let (k, v) = (ffi::PyTuple_GET_ITEM(pair, 0), ffi::PyTuple_GET_ITEM(pair, 1));
+                self.items.push((k, v));
+                self.key_ptrs.push(k as usize);
             }
-            self.items.push((k, v));
-            self.key_ptrs.push(k as usize);
+            self.pins.push(list);
+        } else {
+            let mut pos: ffi::Py_ssize_t = 0;
+            let mut k: *mut PyObject = std::ptr::null_mut();
+            let mut v: *mut PyObject = std::ptr::null_mut();
+            while ffi::PyDict_Next(obj, &mut pos, &mut k, &mut v) != 0 {
+                if self.items.len() - items < PREFETCH_AHEAD {
+                    prefetch(v);
+                }
+                self.items.push((k, v));
+                self.key_ptrs.push(k as usize);
+            }
         }
         // Storing a key may run Python code before the dict has a frame.
         self.entering.push(obj);
@@ -1355,7 +1398,7 @@ impl<'py> Compactor<'py> {
         self.entering.pop();
         let shape = shape?;
         let seen = self.python_runs;
-        self.push_frame(Frame::Dict { obj, shape, items, len: n, next: 0, base: self.slots.len(), seen });
+        self.push_frame(Frame::Dict { obj, class, shape, items, len: n, next: 0, base: self.slots.len(), seen });
         Ok(())
     }
 }
@@ -1400,7 +1443,9 @@ fn scalar_handler(h: &Handler) -> Handler {
         Handler::Range => Handler::Range,
         Handler::Array => Handler::Array,
         Handler::NdArray { scalar } => Handler::NdArray { scalar: *scalar },
-        Handler::Record(_) | Handler::Unsupported => Handler::Unsupported,
+        Handler::Fraction => Handler::Fraction,
+        Handler::Path(class) => Handler::Path(*class),
+        Handler::DictClass(_) | Handler::Record(_) | Handler::Unsupported => Handler::Unsupported,
     }
 }
 

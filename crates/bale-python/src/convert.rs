@@ -108,7 +108,7 @@ pub fn malformed(msg: &str) -> PyErr {
 }
 
 /// An int from its minimal two's-complement bytes, little-endian.
-unsafe fn big_int(b: &[u8]) -> *mut ffi::PyObject {
+pub(crate) unsafe fn big_int(b: &[u8]) -> *mut ffi::PyObject {
     #[cfg(Py_3_13)]
     return ffi::PyLong_FromNativeBytes(b.as_ptr().cast(), b.len(), ffi::Py_ASNATIVEBYTES_LITTLE_ENDIAN);
     #[cfg(not(Py_3_13))]

@@ -285,7 +285,12 @@ impl<'a, 'py> Thaw<'a, 'py> {
                                 },
                             }
                         };
-                        let rc = ffi::PyDict_SetItem(obj, self.keys[keys + i], c);
+                        // An OrderedDict keeps its order beside its dict: set through it.
+                        let rc = if dict.class & 0xFF == bale_core::dict_class::ORDERED {
+                            ffi::PyObject_SetItem(obj, self.keys[keys + i], c)
+                        } else {
+                            ffi::PyDict_SetItem(obj, self.keys[keys + i], c)
+                        };
                         ffi::Py_DecRef(c);
                         if rc != 0 {
                             return Err(PyErr::fetch(self.py));
@@ -439,7 +444,11 @@ impl<'a, 'py> Thaw<'a, 'py> {
             Value::Tuple(seq) => return self.make_seq(seq, false),
             Value::Dict(dict) => {
                 let keys = self.keys_of(dict)?;
-                let obj = check(ffi::PyDict_New())?;
+                let obj = if dict.class == bale_core::dict_class::PLAIN {
+                    check(ffi::PyDict_New())?
+                } else {
+                    crate::typed::new_dict_of_class(py, dict.class)?
+                };
                 (obj, (dict.len > 0).then_some(Frame::Dict { obj, dict, keys, next: 0 }))
             }
             Value::Set(_) | Value::FrozenSet(_) => (self.key(v, 0)?, None),
@@ -533,7 +542,8 @@ impl<'a, 'py> Thaw<'a, 'py> {
         let list = out.as_ptr();
         match c.kind {
             ColumnKind::Rows { shape, cols } => {
-                let keys = self.keys_of(Dict { start: c.start, shape, values: cols, len: shape.len, row: Some(0) })?;
+                let keys =
+                    self.keys_of(Dict { start: c.start, shape, values: cols, len: shape.len, row: Some(0), class: 0 })?;
                 let mut columns = Vec::with_capacity(shape.len);
                 for j in 0..shape.len {
                     let col = self.r.table_column(c.start, cols, j).map_err(format_error)?;
@@ -655,7 +665,7 @@ impl<'a, 'py> Thaw<'a, 'py> {
             if !bale_core::typed::hashable_ext(e) {
                 return Err(malformed(&format!(
                     "a dict key or set element is a {}, which is not stored as a key",
-                    bale_core::typed::kind_name(e.kind)
+                    bale_core::typed::class_name(e)
                 )));
             }
         }

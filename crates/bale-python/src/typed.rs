@@ -36,6 +36,113 @@ pub struct Known {
 
 static KNOWN: PyOnceLock<Known> = PyOnceLock::new();
 static ZONEINFO: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static FRACTION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static PATH_CLASSES: PyOnceLock<[Py<PyAny>; 4]> = PyOnceLock::new();
+static DICT_CLASSES: PyOnceLock<[Py<PyAny>; 3]> = PyOnceLock::new();
+
+/// `OrderedDict`, `Counter` and `defaultdict`, in the order of `bale_core::dict_class`'s numbers.
+fn dict_classes(py: Python<'_>) -> PyResult<&[Py<PyAny>; 3]> {
+    DICT_CLASSES.get_or_try_init(py, || {
+        let m = py.import("collections")?;
+        let class = |name: &str| -> PyResult<Py<PyAny>> { Ok(m.getattr(name)?.unbind()) };
+        Ok([class("OrderedDict")?, class("Counter")?, class("defaultdict")?])
+    })
+}
+
+/// The builtin types a stored `defaultdict` may have as its factory, by
+/// number (`bale_core::dict_class::FACTORIES`; 0 is `None`).
+fn factory_types() -> [*mut ffi::PyTypeObject; 8] {
+    use std::ptr::{addr_of_mut, null_mut};
+    [
+        null_mut(),
+        addr_of_mut!(ffi::PyList_Type),
+        addr_of_mut!(ffi::PyDict_Type),
+        addr_of_mut!(ffi::PySet_Type),
+        addr_of_mut!(ffi::PyLong_Type),
+        addr_of_mut!(ffi::PyFloat_Type),
+        addr_of_mut!(ffi::PyUnicode_Type),
+        addr_of_mut!(ffi::PyTuple_Type),
+    ]
+}
+
+/// The class word of a `collections` dict, and for an `OrderedDict` its
+/// items in its own order (which its dict storage does not keep after
+/// `move_to_end`), as a list of `(key, value)` tuples.
+pub fn dict_class_parts(py: Python<'_>, obj: &Bound<'_, PyAny>, class: u64) -> PyResult<(u64, Option<Py<PyAny>>)> {
+    use bale_core::dict_class::{class_word, DEFAULT, FACTORIES, ORDERED};
+    match class {
+        ORDERED => {
+            let items = obj.call_method0(pyo3::intern!(py, "items"))?;
+            let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PySequence_List(items.as_ptr()))? };
+            Ok((class_word(ORDERED, 0), Some(list.unbind())))
+        }
+        DEFAULT => {
+            let factory = obj.getattr(pyo3::intern!(py, "default_factory"))?;
+            let n = if factory.is_none() {
+                Some(0)
+            } else {
+                factory_types().iter().position(|&t| t as *mut PyObject == factory.as_ptr())
+            };
+            match n {
+                Some(n) => Ok((class_word(DEFAULT, n as u64), None)),
+                None => Err(CompactError::new_err(format!(
+                    "cannot compact a defaultdict whose default_factory is {} (bale stores the factories {}: thaw must not call code named in bytes)",
+                    factory.repr()?,
+                    FACTORIES.join(", ")
+                ))),
+            }
+        }
+        _ => Ok((class_word(class, 0), None)),
+    }
+}
+
+/// A new, empty dict of the class a stored class word names.
+pub fn new_dict_of_class(py: Python<'_>, word: u64) -> PyResult<*mut PyObject> {
+    use bale_core::dict_class::DEFAULT;
+    let cls = dict_classes(py)?[(word & 0xFF) as usize - 1].bind(py);
+    let made = if word & 0xFF == DEFAULT {
+        let factory = factory_types()[(word >> 8) as usize];
+        let factory = if factory.is_null() {
+            py.None().into_bound(py)
+        } else {
+            unsafe { Bound::from_borrowed_ptr(py, factory.cast()) }
+        };
+        cls.call1((factory,))?
+    } else {
+        cls.call0()?
+    };
+    Ok(made.into_ptr())
+}
+
+/// The `pathlib` class names, in the order of `bale_core::path`'s class numbers.
+const PATH_CLASS_NAMES: [&str; 4] = ["PurePosixPath", "PosixPath", "PureWindowsPath", "WindowsPath"];
+
+/// Whether `module` has been imported, without importing it: no object of
+/// a class of a module nobody imported can exist, and `import bale` (or a
+/// first compaction) should not pay for importing `fractions`.
+fn imported(py: Python<'_>, module: &str) -> bool {
+    let name = PyString::new(py, module);
+    let m = unsafe { ffi::PyImport_GetModule(name.as_ptr()) };
+    if m.is_null() {
+        // Not imported (or sys.modules is broken: nothing of it exists either).
+        unsafe { ffi::PyErr_Clear() };
+        return false;
+    }
+    unsafe { ffi::Py_DecRef(m) };
+    true
+}
+
+fn fraction_class(py: Python<'_>) -> PyResult<&Py<PyAny>> {
+    FRACTION.get_or_try_init(py, || Ok(py.import("fractions")?.getattr(pyo3::intern!(py, "Fraction"))?.unbind()))
+}
+
+fn path_classes(py: Python<'_>) -> PyResult<&[Py<PyAny>; 4]> {
+    PATH_CLASSES.get_or_try_init(py, || {
+        let m = py.import("pathlib")?;
+        let class = |i: usize| -> PyResult<Py<PyAny>> { Ok(m.getattr(PATH_CLASS_NAMES[i])?.unbind()) };
+        Ok([class(0)?, class(1)?, class(2)?, class(3)?])
+    })
+}
 
 pub fn known(py: Python<'_>) -> PyResult<&Known> {
     KNOWN.get_or_try_init(py, || {
@@ -68,7 +175,14 @@ pub enum Handler {
     Uuid,
     Range,
     Array,
-    NdArray { scalar: bool },
+    NdArray {
+        scalar: bool,
+    },
+    Fraction,
+    /// A `collections` dict class (`bale_core::dict_class::ORDERED`...).
+    DictClass(u64),
+    /// A `pathlib` class (`bale_core::path::PURE_POSIX`...).
+    Path(u64),
     Record(RecordInfo),
     Unsupported,
 }
@@ -171,32 +285,48 @@ pub fn classify(py: Python<'_>, tp: *mut ffi::PyTypeObject) -> PyResult<Handler>
     if tp == std::ptr::addr_of_mut!(ffi::PyRange_Type) {
         return Ok(Handler::Range);
     }
+    if imported(py, "fractions") && fraction_class(py)?.as_ptr() == tp as *mut PyObject {
+        return Ok(Handler::Fraction);
+    }
+    if imported(py, "collections") {
+        if let Some(i) = dict_classes(py)?.iter().position(|c| c.as_ptr() == tp as *mut PyObject) {
+            return Ok(Handler::DictClass(i as u64 + 1));
+        }
+    }
+    if imported(py, "pathlib") {
+        if let Some(i) = path_classes(py)?.iter().position(|c| c.as_ptr() == tp as *mut PyObject) {
+            return Ok(Handler::Path(i as u64 + 1));
+        }
+    }
     let cls = unsafe { Bound::from_borrowed_ptr(py, tp as *mut PyObject) };
     let d = k.types.bind(py).getattr(pyo3::intern!(py, "describe"))?.call1((cls,))?;
     if d.is_none() {
         return Ok(Handler::Unsupported);
     }
-    let d = d.cast_into::<PyTuple>()?;
-    let kind: u32 = d.get_item(0)?.extract()?;
-    Ok(match kind {
-        1 => Handler::NdArray { scalar: false },
-        2 => Handler::NdArray { scalar: true },
-        _ => {
-            let names = |i: usize| -> PyResult<Vec<Py<PyString>>> {
-                d.get_item(i)?.cast_into::<PyTuple>()?.iter().map(|s| Ok(s.cast_into::<PyString>()?.unbind())).collect()
-            };
-            let getter = d.get_item(5)?;
-            Handler::Record(RecordInfo {
-                name: d.get_item(1)?.extract()?,
-                flavor: d.get_item(2)?.extract()?,
-                fields: names(3)?,
-                attrs: names(4)?,
-                getter: (!getter.is_none()).then(|| getter.unbind()),
-                type_slot: None,
-                plain_attrs: None,
-            })
-        }
-    })
+    // numpy values are named by a number, records described by their `RecordType`.
+    if let Ok(kind) = d.extract::<u32>() {
+        return Ok(Handler::NdArray { scalar: kind == 2 });
+    }
+    let r: RecordDescription = d.extract()?;
+    Ok(Handler::Record(RecordInfo {
+        name: r.name,
+        flavor: r.flavor,
+        fields: r.fields,
+        attrs: r.attrs,
+        getter: r.get,
+        type_slot: None,
+        plain_attrs: None,
+    }))
+}
+
+/// A record class as `bale._types.RecordType` describes it, read by attribute name.
+#[derive(FromPyObject)]
+struct RecordDescription {
+    name: String,
+    flavor: u64,
+    fields: Vec<Py<PyString>>,
+    attrs: Vec<Py<PyString>>,
+    get: Option<Py<PyAny>>,
 }
 
 /// The header field and payload of a typed scalar, for the simple kinds.
@@ -268,8 +398,55 @@ pub fn scalar_parts(py: Python<'_>, h: &Handler, obj: &Bound<'_, PyAny>) -> PyRe
             p.extend_from_slice(&data);
             (KIND_ARRAY, data.len() as u64, p)
         }
+        Handler::Fraction => fraction_parts(py, obj)?,
+        Handler::Path(class) => {
+            let text = obj.str()?;
+            // Lone surrogates (undecodable file names) are kept as code points.
+            let utf8 = unsafe {
+                Bound::from_owned_ptr_or_err(
+                    py,
+                    ffi::PyUnicode_AsEncodedString(text.as_ptr(), c"utf-8".as_ptr(), c"surrogatepass".as_ptr()),
+                )?
+            };
+            let (aux, payload) = bale_core::path::encode(*class, utf8.cast::<pyo3::types::PyBytes>()?.as_bytes());
+            checked(KIND_PATH, aux, payload)?
+        }
         _ => unreachable!("scalar_parts takes typed scalar handlers"),
     })
+}
+
+/// A typed scalar's parts once the format's own checks accept them: an
+/// object whose state was changed behind its class's back (say a
+/// Fraction's `_denominator` set to 0) is refused here rather than written.
+fn checked(kind: u8, aux: u64, payload: Vec<u8>) -> PyResult<(u8, u64, Vec<u8>)> {
+    let e = Ext { kind, start: 0, aux, payload: &payload };
+    let fine = match kind {
+        KIND_FRACTION => bale_core::fraction::decode(&e).and_then(|f| bale_core::fraction::check_lowest_terms(&f)),
+        KIND_PATH => bale_core::path::decode(&e).map(|_| ()),
+        _ => Ok(()),
+    };
+    fine.map_err(|m| CompactError::new_err(format!("cannot compact this {}: {m}", core_typed::class_name(&e))))?;
+    Ok((kind, aux, payload))
+}
+
+/// A Fraction's numerator and denominator as minimal two's-complement bytes.
+fn fraction_parts(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<(u8, u64, Vec<u8>)> {
+    let mut parts = [Vec::new(), Vec::new()];
+    for (name, bytes) in [pyo3::intern!(py, "numerator"), pyo3::intern!(py, "denominator")].into_iter().zip(&mut parts)
+    {
+        let v = obj.getattr(name)?;
+        if !v.is_instance_of::<pyo3::types::PyInt>() {
+            return Err(CompactError::new_err(format!("cannot compact a Fraction whose {name} is not an int")));
+        }
+        unsafe { crate::ints::big_int_bytes(py, v.as_ptr(), bytes)? };
+        if bytes.len() > bale_core::fraction::MAX_PART_BYTES {
+            return Err(CompactError::new_err(format!(
+                "cannot compact a Fraction whose {name} takes more than 256 MiB"
+            )));
+        }
+    }
+    let (aux, payload) = bale_core::fraction::encode(&parts[0], &parts[1]);
+    checked(KIND_FRACTION, aux, payload)
 }
 
 fn moment_parts(
@@ -411,6 +588,36 @@ pub fn ext_to_py(py: Python<'_>, e: &Ext<'_>) -> PyResult<*mut PyObject> {
             arr.call_method1(pyo3::intern!(py, "frombytes"), (pyo3::types::PyBytes::new(py, data),))?;
             arr
         }
+        KIND_FRACTION => {
+            let f = bale_core::fraction::decode(e).map_err(&bad)?;
+            let int = |b: &[u8]| unsafe { crate::convert::owned(py, crate::convert::big_int(b)) };
+            // The constructor brings a fraction to lowest terms whatever the bytes say.
+            fraction_class(py)?.bind(py).call1((int(f.num)?, int(f.den)?))?
+        }
+        KIND_PATH => {
+            let p = bale_core::path::decode(e).map_err(&bad)?;
+            let text = unsafe {
+                Bound::from_owned_ptr_or_err(
+                    py,
+                    ffi::PyUnicode_DecodeUTF8(
+                        p.text.as_ptr().cast(),
+                        p.text.len() as ffi::Py_ssize_t,
+                        c"surrogatepass".as_ptr(),
+                    ),
+                )
+            }
+            .map_err(|_| bad("path text is not UTF-8"))?;
+            let cls = path_classes(py)?[p.class as usize - 1].bind(py);
+            // A WindowsPath cannot be made on a posix system, nor the reverse.
+            cls.call1((text,)).map_err(|err| {
+                crate::errors::ThawError::new_err(format!(
+                    "cannot make the {} at byte {} on this system: {}",
+                    bale_core::path::class_name(p.class),
+                    e.start,
+                    err.value(py)
+                ))
+            })?
+        }
         _ => return Err(bad("unknown kind")),
     };
     Ok(obj.into_ptr())
@@ -524,7 +731,9 @@ pub fn check_arrays(py: Python<'_>, r: &Reader<'_>, report: &bale_core::Report) 
     Ok(())
 }
 
-/// A record type resolved for thawing: the class and how to rebuild it.
+/// A record type resolved for thawing: the class and how to rebuild it
+/// (`bale._types.RecordType`, read by attribute name).
+#[derive(FromPyObject)]
 pub struct Resolved {
     pub cls: Py<PyAny>,
     pub flavor: u64,
@@ -556,28 +765,15 @@ pub fn resolve(py: Python<'_>, r: &Reader<'_>, ty: RecType, types: Option<&Py<Py
         types.map(|t| t.bind(py).clone()),
     ));
     let res = res.map_err(|e| {
-        if e.is_instance_of::<pyo3::exceptions::PyLookupError>(py)
-            || e.get_type(py).name().map(|n| n == "TypeMismatch").unwrap_or(false)
+        let mismatch = k.types.bind(py).getattr(pyo3::intern!(py, "TypeMismatch"));
+        if e.is_instance_of::<pyo3::exceptions::PyLookupError>(py) || mismatch.is_ok_and(|cls| e.is_instance(py, &cls))
         {
             crate::errors::ThawError::new_err(e.value(py).to_string())
         } else {
             e
         }
     })?;
-    let res = res.cast_into::<PyTuple>()?;
-    let attrs = res
-        .get_item(2)?
-        .cast_into::<PyTuple>()?
-        .iter()
-        .map(|s| Ok(s.cast_into::<PyString>()?.unbind()))
-        .collect::<PyResult<_>>()?;
-    let make = res.get_item(3)?;
-    Ok(Resolved {
-        cls: res.get_item(0)?.unbind(),
-        flavor: res.get_item(1)?.extract()?,
-        attrs,
-        make: (!make.is_none()).then(|| make.unbind()),
-    })
+    res.extract()
 }
 
 static OBJECT_NEW: PyOnceLock<Py<PyAny>> = PyOnceLock::new();

@@ -252,7 +252,7 @@ fn elements_matching(
         let mut first = None;
         for i in start..stop {
             let e = seq.get(&r, i).map_err(format_error)?;
-            let Some(eq) = decided(values_eq(xr, xv, &r, e))? else {
+            let Some(eq) = decided(xr, xv, &r, e)? else {
                 return Ok(None);
             };
             if eq {
@@ -418,7 +418,7 @@ fn richcmp(
                 };
                 thawed(py, region, node)?.bind(py).eq(other)?
             } else {
-                match with_stored(other, |or, ov| decided(values_eq(&r, node.value(), or, ov)))? {
+                match with_stored(other, |or, ov| decided(&r, node.value(), or, ov))? {
                     Some(Some(eq)) => eq,
                     _ => thawed(py, region, node)?.bind(py).eq(other)?,
                 }
@@ -444,13 +444,9 @@ fn reduce<'py>(py: Python<'py>, view: &Bound<'py, PyAny>) -> PyResult<(Bound<'py
     Ok((bale.getattr(pyo3::intern!(py, "_root_of"))?, (region,)))
 }
 
-/// `values_eq`'s answer, or `None` when only Python can decide it.
-pub fn decided(r: bale_core::Result<bool>) -> PyResult<Option<bool>> {
-    match r {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.message == bale_core::equality::UNDECIDED => Ok(None),
-        Err(e) => Err(format_error(e)),
-    }
+/// `bale_core::equality::compare`'s answer (`None`: only Python can decide it).
+pub fn decided(ra: &Reader<'_>, a: Value<'_>, rb: &Reader<'_>, b: Value<'_>) -> PyResult<Option<bool>> {
+    bale_core::equality::compare(ra, a, rb, b).map_err(format_error)
 }
 
 fn repr(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<String> {
@@ -577,7 +573,7 @@ impl SequenceIterator {
         let i = if self.reverse { n - 1 - k } else { k };
         if let Items::Column(Column { start, first, kind: ColumnKind::Rows { shape, cols }, .. }) = self.seq {
             // A table's row, made without decoding anything.
-            let dict = Dict { start, shape, values: cols, len: shape.len, row: Some(first + i) };
+            let dict = Dict { start, shape, values: cols, len: shape.len, row: Some(first + i), class: 0 };
             return Ok(Some(new_object(py, DictView { region: self.region.clone_ref(py), dict })?.into_any()));
         }
         let r = self.region.get().reader();
@@ -1113,7 +1109,7 @@ pub fn layout_check(py: Python<'_>, region: &Py<Region>) -> PyResult<bool> {
     use crate::alloc::layout_matches as sample_matches;
     let seq = Seq { start: 0, pos: 0, len: 0 };
     let table = Table { start: 0, pos: 0, len: 0 };
-    let dict = Dict { start: 0, shape: table, values: 0, len: 0, row: None };
+    let dict = Dict { start: 0, shape: table, values: 0, len: 0, row: None, class: 0 };
     let r = || region.clone_ref(py);
     let seq = Items::Slots(seq);
     Ok(sample_matches(py, ListView { region: r(), seq })?

@@ -155,6 +155,9 @@ fn read_all<'a>(r: &Reader<'a>, region: &Region<'a>) -> Result<(), FormatError> 
                 if typed::hashable_ext(&e) {
                     let _ = hash::hash_ext(&e);
                 }
+                if let Ok(f) = bale_core::fraction::decode(&e) {
+                    let _ = (f.exact_f64(), bale_core::fraction::check_lowest_terms(&f));
+                }
             }
             Value::NdArray(a) => {
                 let mut n = 1u64;

@@ -1,0 +1,98 @@
+"""Two builds of bale on the core figures, their runs interleaved: is a change a slowdown?
+
+Each build is a directory that `pip install --target DIR .` filled. The
+script runs one child process per build and per round, alternating A, B,
+A, B...; each child times every operation best-of-`--repeat` on data it
+generates itself (the same seed in every child), with the collector frozen
+after setup and on during the timed calls, as a user runs them. A figure is
+the minimum over the rounds; the ratio is B / A.
+
+    python benchmarks/builds_compared.py OLD_SITE NEW_SITE [--rounds 5] [--repeat 5]
+
+The operations are those the architecture issue names: compaction of
+records and of a tree, thaw of each, point access, a full scan through
+views, and verify. It prints a table and writes no report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+CHILD = r"""
+import gc, json, sys, time
+import bale
+from bale._datagen import bintree, tweets
+
+repeat = int(sys.argv[1])
+records = tweets(200_000)
+tree = bintree(17)
+rec_region = bale.compact(records)
+tree_region = bale.compact(tree)
+rec_bytes = bytes(rec_region)
+root = rec_region.root
+n = len(root)
+idx = [(i * 7919) % n for i in range(100_000)]
+gc.collect()
+gc.freeze()
+
+def best(f):
+    t = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        f()
+        t.append(time.perf_counter() - t0)
+    return min(t)
+
+def point():
+    for i in idx:
+        root[i]["user_id"]
+
+def scan():
+    for r in root:
+        for v in r.values():
+            pass
+
+out = {
+    "compact 200k records": best(lambda: bale.compact(records)),
+    "compact 2^17-leaf tree": best(lambda: bale.compact(tree)),
+    "thaw 200k records": best(lambda: bale.thaw(rec_region.root)),
+    "thaw 2^17-leaf tree": best(lambda: bale.thaw(tree_region.root)),
+    "point access, 100k gets": best(point),
+    "full scan, 200k records": best(scan),
+    "verify 200k records": best(lambda: bale.load(rec_bytes, verify=True)),
+}
+print(json.dumps(out))
+"""
+
+
+def run(site: str, repeat: int) -> dict[str, float]:
+    env = dict(os.environ, PYTHONPATH=site)
+    out = subprocess.run([sys.executable, "-c", CHILD, str(repeat)], env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("old")
+    ap.add_argument("new")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    best: dict[str, dict[str, float]] = {"old": {}, "new": {}}
+    for _ in range(args.rounds):
+        for name, site in (("old", args.old), ("new", args.new)):
+            for op, t in run(site, args.repeat).items():
+                best[name][op] = min(t, best[name].get(op, t))
+    print(f"{'operation':<28} {'A (ms)':>9} {'B (ms)':>9} {'B / A':>7}")
+    for op, a in best["old"].items():
+        b = best["new"][op]
+        print(f"{op:<28} {a * 1e3:>9.2f} {b * 1e3:>9.2f} {b / a:>7.3f}")
+    print(f"\nA = {args.old}, B = {args.new}; minimum of {args.rounds} interleaved rounds, each best of {args.repeat}.")
+
+
+if __name__ == "__main__":
+    main()
