@@ -42,7 +42,7 @@ pub use equality::values_eq;
 pub use error::{FormatError, Result};
 pub use reader::{
     announced_length, compute_checksum, compute_checksum_split, header_bytes, parse_header, xxh3_64, ChecksumStream,
-    Dict, Header, NdArray, NumList, Reader, RecType, Record, Region, Seq, Str, Table, Value,
+    Dict, Header, NdArray, NumList, Number, Reader, RecType, Record, Region, Seq, Str, Table, Value,
 };
 pub use transplant::Transplant;
 pub use typed::Ext;

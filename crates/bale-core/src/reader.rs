@@ -186,6 +186,15 @@ pub struct Dict {
     pub class: u64,
 }
 
+/// A number stored in an object (see `Reader::number_object`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Number<'a> {
+    Int(i64),
+    /// Minimal two's-complement bytes, little-endian (outside i64).
+    Big(&'a [u8]),
+    Float(f64),
+}
+
 /// The parsed header of a region.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
@@ -515,6 +524,40 @@ impl<'a> Reader<'a> {
             TAG_LIST | TAG_TUPLE => Some(((slot >> 19) << 3) as usize),
             _ => None,
         }
+    }
+
+    /// The number an OBJ slot holds (an INT64, BIGINT or FLOAT object),
+    /// with the checks `decode` makes, or `None` for any other slot. A
+    /// `Number` is a third of a `Value`'s size: loops that turn many
+    /// numbers into objects (thaw) copy less than through `decode`.
+    #[inline]
+    pub fn number_object(&self, slot: u64, limit: usize) -> Result<Option<Number<'a>>> {
+        if slot & TAG_MASK != TAG_OBJ {
+            return Ok(None);
+        }
+        let off = slot as usize;
+        self.extent(off, 8, limit, "object")?;
+        let head = self.word(off)?;
+        Ok(Some(match (head & 0xFF) as u8 {
+            KIND_INT64 => {
+                self.extent(off, 16, limit, "int64 object")?;
+                Number::Int(self.word(off + 8)? as i64)
+            }
+            KIND_FLOAT => {
+                self.extent(off, 16, limit, "float object")?;
+                Number::Float(f64::from_bits(self.word(off + 8)?))
+            }
+            KIND_BIGINT => {
+                let n = head >> 8;
+                if n == 0 || n > self.buf.len() as u64 {
+                    return Err(bad(off, "big int object length is 0 or does not fit in the region"));
+                }
+                let n = n as usize;
+                self.extent(off, 8 + pad8(n), limit, "big int object")?;
+                Number::Big(&self.buf[off + 8..off + 8 + n])
+            }
+            _ => return Ok(None),
+        }))
     }
 
     fn decode_object(&self, off: usize, limit: usize) -> Result<Value<'a>> {

@@ -141,6 +141,20 @@ pub fn row_value_to_py(py: Python<'_>, region: &Py<Region>, d: Dict, row: usize,
                 owned(py, p)
             }
         }
+        Ok(Decoded::Slots(seq)) if row < seq.len => {
+            // A column of numbers beyond the raw forms (ints outside i64):
+            // read without a `Value`, as thaw does.
+            let slot = r.seq_slot(seq, row).map_err(format_error)?;
+            let p = unsafe {
+                match r.number_object(slot, seq.start).map_err(format_error)? {
+                    Some(bale_core::Number::Int(v)) => ffi::PyLong_FromLongLong(v),
+                    Some(bale_core::Number::Float(f)) => ffi::PyFloat_FromDouble(f),
+                    Some(bale_core::Number::Big(b)) => crate::convert::big_int(b),
+                    None => return read_to_py(py, region, r.decode(slot, seq.start)),
+                }
+            };
+            unsafe { owned(py, p) }
+        }
         col => {
             let col = match col {
                 Ok(c) => c.value(),

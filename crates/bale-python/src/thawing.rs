@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use bale_core::columns::is_slice;
 use bale_core::format::read_u32;
-use bale_core::{Column, ColumnKind, Dict, Reader, Record, Seq, Value};
+use bale_core::{Column, ColumnKind, Dict, Number, Reader, Record, Seq, Value};
 use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 use rustc_hash::FxHashMap;
@@ -250,7 +250,10 @@ impl<'a, 'py> Thaw<'a, 'py> {
                             }
                             None => match self.str_made(slot, seq.start)? {
                                 Some(c) => (c, None),
-                                None => self.make(self.r.decode(slot, seq.start).map_err(format_error)?)?,
+                                None => match self.number_made(slot, seq.start)? {
+                                    Some(c) => (c, None),
+                                    None => self.make(self.r.decode(slot, seq.start).map_err(format_error)?)?,
+                                },
                             },
                         };
                         if list {
@@ -281,7 +284,10 @@ impl<'a, 'py> Thaw<'a, 'py> {
                                 Some(c) => (c, None),
                                 None => match self.str_made(slot, dict.start)? {
                                     Some(c) => (c, None),
-                                    None => self.make(self.r.decode(slot, dict.start).map_err(format_error)?)?,
+                                    None => match self.number_made(slot, dict.start)? {
+                                        Some(c) => (c, None),
+                                        None => self.make(self.r.decode(slot, dict.start).map_err(format_error)?)?,
+                                    },
                                 },
                             }
                         };
@@ -388,6 +394,22 @@ impl<'a, 'py> Thaw<'a, 'py> {
                 p
             }
             _ => return Ok(None),
+        };
+        if p.is_null() {
+            return Err(PyErr::fetch(self.py));
+        }
+        Ok(Some(p))
+    }
+
+    /// The number an OBJ slot holds (an int beyond the INT slot, a float), as
+    /// a new object, made without a `Value` (see `Reader::number_object`).
+    #[inline(always)]
+    unsafe fn number_made(&self, slot: u64, limit: usize) -> PyResult<Option<*mut PyObject>> {
+        let p = match self.r.number_object(slot, limit).map_err(format_error)? {
+            None => return Ok(None),
+            Some(Number::Int(i)) => ffi::PyLong_FromLongLong(i),
+            Some(Number::Float(f)) => ffi::PyFloat_FromDouble(f),
+            Some(Number::Big(b)) => crate::convert::big_int(b),
         };
         if p.is_null() {
             return Err(PyErr::fetch(self.py));
