@@ -5,6 +5,8 @@
   a million levels deep (CPython's own ``==`` recurses).
 * ``expected_thaw(x)``: what ``thaw(compact(x).root)`` must give for ``x``
   (bytearray becomes bytes, everything else keeps its type).
+* ``thawed_both_ways(value)``: the value compacted, verified, and thawed
+  from its region and from a verified copy of its bytes.
 * A tiny region *writer* for crafted-bytes tests, following docs/FORMAT.md.
 """
 
@@ -23,6 +25,16 @@ MAGIC = b"BALE\r\n\x1a\n"
 HEADER_LEN = 64
 
 _MISSING = object()
+
+
+def thawed_both_ways(value, **compact_options):
+    """``thaw`` of the value's region, and of a verified copy of its bytes."""
+    import bale
+
+    region = bale.compact(value, **compact_options)
+    region.verify()
+    again = bale.load(bytes(region), verify=True)
+    return bale.thaw(region.root), bale.thaw(again.root)
 
 
 def float_bits(x: float) -> bytes:

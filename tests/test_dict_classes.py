@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bale
-from _bale_testlib import fix_checksum, put_u64, u64
+from _bale_testlib import fix_checksum, put_u64, thawed_both_ways as both_ways, u64
 
 KIND_DICT_CLASS = 0x22
 
@@ -30,13 +30,6 @@ def same_exactly(a, b):
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(same_exactly(x, y) for x, y in zip(a, b))
     return a == b
-
-
-def both_ways(value, **kw):
-    region = bale.compact(value, **kw)
-    region.verify()
-    again = bale.load(bytes(region), verify=True)
-    return bale.thaw(region.root), bale.thaw(again.root)
 
 
 def moved():

@@ -16,18 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bale
-from _bale_testlib import fix_checksum, put_u64, u64
+from _bale_testlib import fix_checksum, put_u64, thawed_both_ways as both_ways, u64
 
 KIND_FRACTION = 0x20
 KIND_PATH = 0x21
-
-
-def both_ways(value):
-    """The value thawed from its region and from verified bytes of it."""
-    region = bale.compact(value)
-    region.verify()
-    again = bale.load(bytes(region), verify=True)
-    return bale.thaw(region.root), bale.thaw(again.root)
 
 
 def same_exactly(a, b):

@@ -18,6 +18,16 @@ def test_a_vocabulary_thaws_into_one_object_per_word():
     assert len({id(s) for s in native}) == len(set(data))
 
 
+def test_a_vocabulary_of_thousands_still_thaws_into_one_object_per_word():
+    # The memo grows with the strings it holds: none is made twice.
+    rng = random.Random(2)
+    vocab = [f"w{i:05d}-" + "y" * rng.randrange(2, 40) for i in range(3_000)]
+    data = [rng.choice(vocab) for _ in range(60_000)]
+    native = bale.thaw(bale.compact(data).root)
+    assert native == data
+    assert len({id(s) for s in native}) == len(set(data))
+
+
 def test_strings_of_a_column_that_share_a_start_stay_apart():
     # A STR_COLUMN's empty string starts where the next one does: same
     # address, other length.

@@ -24,13 +24,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bale
+from _bale_testlib import thawed_both_ways
 
 
-def roundtrip(value):
-    region = bale.compact(value)
-    region.verify()
-    again = bale.load(bytes(region), verify=True)
-    return bale.thaw(region.root), bale.thaw(again.root)
+roundtrip = thawed_both_ways
 
 
 def same_typed(a, b):
