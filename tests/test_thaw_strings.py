@@ -28,6 +28,14 @@ def test_a_vocabulary_of_thousands_still_thaws_into_one_object_per_word():
     assert len({id(s) for s in native}) == len(set(data))
 
 
+def test_a_memo_that_turned_itself_off_still_thaws_every_string():
+    # 30,000 distinct strings saturate the memo and turn it off; the
+    # vocabulary after them is made string by string, and still right.
+    vocab = [f"v{i}-" + "z" * (i % 30) for i in range(50)]
+    data = [f"d{i}-{'q' * (i % 40)}" for i in range(30_000)] + vocab * 200 + [f"d{i}-{'q' * (i % 40)}" for i in range(5)]
+    assert bale.thaw(bale.compact(data).root) == data
+
+
 def test_strings_of_a_column_that_share_a_start_stay_apart():
     # A STR_COLUMN's empty string starts where the next one does: same
     # address, other length.

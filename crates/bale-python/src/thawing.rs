@@ -77,25 +77,43 @@ pub const MAX_RECORD_DEPTH: usize = 500;
 /// The table starts small, so that thawing a small value does not clear
 /// and walk a large one, and grows fourfold whenever it is a quarter full;
 /// an entry goes to the first free place of a window of `STR_MEMO_WINDOW`
-/// from its home, so strings are evicted (and made twice) only in a full
-/// window, which at that load almost never happens before the table
-/// reaches its largest size. (A fixed, direct-mapped 4,096 entries made a
-/// third of a 2,000-word vocabulary evict each other, and cost a small
-/// thaw more than the thaw itself to clear and walk.)
+/// from its home. Nothing is evicted: a string with no free place in its
+/// window, or met once the largest table is half full, is made and not
+/// remembered, so a vocabulary of up to 4,096 words thaws into one object
+/// per word. Once the largest table is half full, the memo counts its
+/// hits, and turns itself off for the rest of the thaw if fewer than one
+/// lookup in eight finds a string: distinct strings then cost nothing
+/// more than making them. (A fixed, direct-mapped 4,096 entries
+/// made a third of a 2,000-word vocabulary evict each other, and cost a
+/// small thaw more than the thaw itself to clear and walk.)
 struct StrMemo {
     entries: Box<[(usize, usize, *mut PyObject)]>,
     bits: u32,
     /// Entries in use.
     used: usize,
+    /// Lookups and hits counted since the largest table became half full
+    /// (`saturated`), and whether that made the memo stop (`off`).
+    saturated: bool,
+    lookups: u32,
+    hits: u32,
+    off: bool,
 }
 
 const STR_MEMO_FIRST_BITS: u32 = 6;
-const STR_MEMO_MAX_BITS: u32 = 16;
+const STR_MEMO_MAX_BITS: u32 = 14;
 const STR_MEMO_WINDOW: usize = 8;
 
 impl StrMemo {
     fn new() -> StrMemo {
-        StrMemo { entries: Self::table(STR_MEMO_FIRST_BITS), bits: STR_MEMO_FIRST_BITS, used: 0 }
+        StrMemo {
+            entries: Self::table(STR_MEMO_FIRST_BITS),
+            bits: STR_MEMO_FIRST_BITS,
+            used: 0,
+            saturated: false,
+            lookups: 0,
+            hits: 0,
+            off: false,
+        }
     }
 
     fn table(bits: u32) -> Box<[(usize, usize, *mut PyObject)]> {
@@ -108,10 +126,22 @@ impl StrMemo {
     }
 
     /// The string stored at `at` (`shape`: its byte length and width), a
-    /// new reference, if this memo holds it. Entries are never removed but
-    /// by eviction in a full window, so a free place ends the search.
+    /// new reference, if this memo holds it. Entries are never removed, so
+    /// a free place ends the search.
     #[inline(always)]
-    unsafe fn hit(&self, at: usize, shape: usize) -> Option<*mut PyObject> {
+    unsafe fn hit(&mut self, at: usize, shape: usize) -> Option<*mut PyObject> {
+        if self.off {
+            return None;
+        }
+        let found = self.find(at, shape);
+        if self.saturated {
+            self.count(found.is_some());
+        }
+        found
+    }
+
+    #[inline(always)]
+    unsafe fn find(&self, at: usize, shape: usize) -> Option<*mut PyObject> {
         let (home, mask) = (self.home(at), self.entries.len() - 1);
         for k in 0..STR_MEMO_WINDOW {
             let entry = &self.entries[(home + k) & mask];
@@ -126,8 +156,21 @@ impl StrMemo {
         None
     }
 
+    /// Counts a lookup in a saturated memo; every 4,096 of them, turns the
+    /// memo off if fewer than an eighth found their string.
+    #[inline]
+    fn count(&mut self, hit: bool) {
+        self.lookups += 1;
+        self.hits += hit as u32;
+        if self.lookups == 4096 {
+            self.off = self.hits * 8 < self.lookups;
+            self.lookups = 0;
+            self.hits = 0;
+        }
+    }
+
     /// Puts an entry (owning a reference) at the first free place of its
-    /// window, or in place of its home entry when the window is full.
+    /// window; with none free, lets go of the entry's reference.
     unsafe fn insert(&mut self, entry: (usize, usize, *mut PyObject)) {
         let (home, mask) = (self.home(entry.0), self.entries.len() - 1);
         for k in 0..STR_MEMO_WINDOW {
@@ -138,8 +181,7 @@ impl StrMemo {
                 return;
             }
         }
-        let evicted = std::mem::replace(&mut self.entries[home], entry);
-        ffi::Py_DecRef(evicted.2);
+        ffi::Py_DecRef(entry.2);
     }
 
     /// Moves the entries into a table four times larger (keeping their references).
@@ -166,8 +208,13 @@ impl StrMemo {
             return Ok(p);
         }
         let p = make()?;
-        if (self.used + 1) * 4 > self.entries.len() && self.bits < STR_MEMO_MAX_BITS {
-            self.grow();
+        if (self.used + 1) * 4 > self.entries.len() {
+            if self.bits < STR_MEMO_MAX_BITS {
+                self.grow();
+            } else if (self.used + 1) * 2 > self.entries.len() {
+                self.saturated = true;
+                return Ok(p);
+            }
         }
         ffi::Py_INCREF(p);
         self.insert((at, shape, p));
@@ -418,7 +465,7 @@ impl<'a, 'py> Thaw<'a, 'py> {
     /// slot into a `Value`: a vocabulary's words cost a lookup each. Its
     /// units were checked when it was made; the place is checked here.
     #[inline(always)]
-    unsafe fn str_made(&self, slot: u64, limit: usize) -> PyResult<Option<*mut PyObject>> {
+    unsafe fn str_made(&mut self, slot: u64, limit: usize) -> PyResult<Option<*mut PyObject>> {
         Ok(match self.r.stored_str_place(slot, limit).map_err(format_error)? {
             Some((at, shape)) => self.strs.hit(at, shape),
             None => None,
