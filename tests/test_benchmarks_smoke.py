@@ -177,6 +177,23 @@ def test_interleaved_comparison_runs():
     assert len(rows) == 3 and all(line.rstrip().endswith("x |") for line in rows), out.stdout
 
 
+def test_builds_compared_and_thaw_cases_run():
+    import bale
+
+    site = os.path.dirname(os.path.dirname(bale.__file__))
+    out = subprocess.run(
+        [sys.executable, os.path.join(BENCH, "builds_compared.py"), site, site, "--rounds", "1", "--repeat", "1"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    ratios = [line.split()[-1] for line in out.stdout.splitlines()[1:8]]
+    assert len(ratios) == 7 and all(float(r) > 0 for r in ratios), out.stdout
+    out = subprocess.run([sys.executable, os.path.join(BENCH, "thaw_cases.py")],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert sum(line.rstrip().endswith("x") for line in out.stdout.splitlines()) == 4, out.stdout
+
+
 def test_best_interleaved_takes_turns_and_keeps_each_minimum(monkeypatch):
     sys.path.insert(0, BENCH)
     try:
