@@ -4,8 +4,8 @@
     PYTHONPATH=OTHER_SITE python benchmarks/thaw_cases.py   # another build (pip install --target)
 
 Each case times `bale.thaw` and `pickle.loads` (protocol 5) on the same
-value, best of 15, taking turns, the collector disabled for both; a small
-record is timed per call. It prints a table and writes no report (the
+value, best of 15, taking turns (`common.best_interleaved`), the collector
+disabled for both; a small record is timed per call. It prints a table and writes no report (the
 sweep, `bench_sweep.py`, is the suite's measure of these shapes).
 """
 
@@ -14,7 +14,8 @@ from __future__ import annotations
 import gc
 import pickle
 import random
-import time
+
+from common import best_interleaved
 
 import bale
 
@@ -32,15 +33,8 @@ def cases() -> dict[str, object]:
 
 
 def turns(a, b, repeat: int = 15) -> tuple[float, float]:
-    ta, tb = [], []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        a()
-        ta.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        b()
-        tb.append(time.perf_counter() - t0)
-    return min(ta), min(tb)
+    best = best_interleaved({"bale": a, "pickle": b}, repeat)
+    return best["bale"], best["pickle"]
 
 
 def main() -> None:

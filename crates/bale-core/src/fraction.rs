@@ -18,7 +18,7 @@
 //! compactor refuses it as a key, equality leaves it to Python (which
 //! compares the thawed `Fraction`s), and thawing normalizes it anyway.
 
-use crate::hash::{hash_bigint, hash_f64, hash_i64, minimal_twos_complement, mix};
+use crate::hash::{hash_bigint, hash_f64, hash_i64, minimal_twos_complement, mix, twos_complement_i64};
 use crate::typed::Ext;
 
 /// Bits of the `len` field that hold the numerator's byte count.
@@ -94,7 +94,7 @@ impl Fraction<'_> {
         if k == 0 || k > 1074 || self.num.len() > 8 {
             return None;
         }
-        let n = int_i64(self.num);
+        let n = twos_complement_i64(self.num).expect("at most 8 bytes");
         // 53 significant bits and an exponent down to the least subnormal.
         if n.unsigned_abs() > 1 << 53 {
             return None;
@@ -130,20 +130,11 @@ pub fn check_lowest_terms(f: &Fraction<'_>) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// A minimal two's-complement integer of at most 8 bytes.
-fn int_i64(b: &[u8]) -> i64 {
-    let fill = if b[b.len() - 1] & 0x80 != 0 { 0xFF } else { 0 };
-    let mut w = [fill; 8];
-    w[..b.len()].copy_from_slice(b);
-    i64::from_le_bytes(w)
-}
-
 /// The key hash of an integer given by its minimal bytes (as an INT's or a BIGINT's).
 fn int_hash(b: &[u8]) -> u64 {
-    if b.len() <= 8 {
-        hash_i64(int_i64(b))
-    } else {
-        hash_bigint(b)
+    match twos_complement_i64(b) {
+        Some(v) => hash_i64(v),
+        None => hash_bigint(b),
     }
 }
 
@@ -154,10 +145,9 @@ pub enum Int<'a> {
 }
 
 pub fn int_of(b: &[u8]) -> Int<'_> {
-    if b.len() <= 8 {
-        Int::Small(int_i64(b))
-    } else {
-        Int::Big(b)
+    match twos_complement_i64(b) {
+        Some(v) => Int::Small(v),
+        None => Int::Big(b),
     }
 }
 

@@ -125,6 +125,18 @@ pub fn minimize_twos_complement(b: &mut Vec<u8>) {
     b.truncate(n);
 }
 
+/// Two's-complement little-endian bytes as an i64, when there are at most
+/// eight of them (sign-extended); `None` for longer ones.
+pub fn twos_complement_i64(b: &[u8]) -> Option<i64> {
+    if b.len() > 8 {
+        return None;
+    }
+    let fill = if b.last().is_some_and(|&x| x & 0x80 != 0) { 0xFF } else { 0 };
+    let mut w = [fill; 8];
+    w[..b.len()].copy_from_slice(b);
+    Some(i64::from_le_bytes(w))
+}
+
 /// The shortest prefix of little-endian two's-complement bytes `b` that
 /// has the same value (at least one byte of a non-empty `b`).
 pub fn minimal_twos_complement(b: &[u8]) -> &[u8] {

@@ -156,11 +156,8 @@ impl Builder {
     /// An integer as two's-complement little-endian bytes of any length.
     pub fn int_bytes(&mut self, le: &[u8]) -> u64 {
         let b = hash::minimal_twos_complement(le);
-        if b.len() <= 8 {
-            let fill = if b.last().is_some_and(|&x| x & 0x80 != 0) { 0xFF } else { 0 };
-            let mut w = [fill; 8];
-            w[..b.len()].copy_from_slice(b);
-            return self.int(i64::from_le_bytes(w));
+        if let Some(v) = hash::twos_complement_i64(b) {
+            return self.int(v);
         }
         let off = self.len();
         self.put(header_word(KIND_BIGINT, b.len() as u64));
