@@ -22,7 +22,7 @@ PROBE = (
     "'gil_enabled': getattr(sys, '_is_gil_enabled', lambda: True)(), "
     "'checks': bale._bale._layout_checks()}))"
 )
-COLUMNS = ["ints", "dict_entries", "views"]
+COLUMNS = ["ints", "dict_entries", "type_reads", "views"]
 
 
 def probe(version):

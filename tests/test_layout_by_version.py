@@ -42,11 +42,18 @@ def test_dict_entry_tables_are_read_from_3_11_to_3_14_on_gil_builds_only(checks)
     assert checks["dict_entries"] is expected, (VERSION, checks)
 
 
+@pytest.mark.skipif(sys.implementation.name != "cpython", reason="CPython layouts only")
+def test_class_slots_are_read_from_3_10_to_3_14(checks):
+    # PyTypeObject's tp_getattro, tp_dictoffset, tp_mro and tp_dict decide
+    # that reading a record's attributes runs no Python code.
+    assert checks["type_reads"] is ((3, 10) <= VERSION < (3, 15)), (VERSION, checks)
+
+
 @pytest.mark.skipif(FREE_THREADED, reason="the view objects' layout is not asserted on free-threaded builds")
 def test_view_objects_are_made_directly_on_gil_builds(checks):
     assert checks["views"] is True, checks
 
 
 def test_layout_checks_name_every_fast_path():
-    assert set(bale._bale._layout_checks()) == {"fast_paths_switched_off", "ints", "views", "dict_entries"}
+    assert set(bale._bale._layout_checks()) == {"fast_paths_switched_off", "ints", "views", "dict_entries", "type_reads"}
     assert os.environ.get("BALE_NO_FAST_PATHS", "") in ("", "0") or bale._bale._layout_checks()["fast_paths_switched_off"]

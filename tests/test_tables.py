@@ -220,7 +220,7 @@ def test_columns_that_turn_mixed_late_keep_every_cell():
 
 def test_dict_entries_are_read_directly_on_the_cpythons_checked():
     checks = bale._bale._layout_checks()
-    assert set(checks) == {"fast_paths_switched_off", "ints", "views", "dict_entries"}
+    assert set(checks) == {"fast_paths_switched_off", "ints", "views", "dict_entries", "type_reads"}
     assert all(type(on) is bool for on in checks.values())
     if checks["fast_paths_switched_off"]:
         assert not any(on for name, on in checks.items() if name != "fast_paths_switched_off"), checks
@@ -240,9 +240,73 @@ def test_the_switch_turns_every_fast_path_off():
         env=env, capture_output=True, text=True, check=True,
     ).stdout
     assert out.strip() == str(
-        [("dict_entries", False), ("fast_paths_switched_off", True), ("ints", False), ("views", False)]
+        [
+            ("dict_entries", False),
+            ("fast_paths_switched_off", True),
+            ("ints", False),
+            ("type_reads", False),
+            ("views", False),
+        ]
     )
 
+
+
+# Compacted the same way with every fast path on and off: a dict table
+# (entry tables), ints of one to three digits, floats, bytes, tuples,
+# lists of slotted records (class slots read without Python) and of a
+# class whose field is a property (read through getattr).
+SWITCH_SCRIPT = """
+import dataclasses, sys
+import bale
+
+class Point:
+    __slots__ = ("x", "y")
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+class Area:
+    def __init__(self, side):
+        self._side = side
+    @property
+    def side(self):
+        return self._side * 2
+
+bale.register(Point, ["x", "y"])
+bale.register(Area, ["side"])
+
+@dataclasses.dataclass(frozen=True)
+class Tag:
+    name: str
+    weight: float
+
+value = {
+    "rows": [{"id": i, "big": i << 40, "huge": i << 70, "f": i / 7, "s": f"s{i}", "b": b"x" * (i % 3)} for i in range(300)],
+    "points": [Point(i, -i) for i in range(100)],
+    "areas": [Area(i) for i in range(20)],
+    "tags": [Tag(f"t{i}", i * 0.5) for i in range(50)],
+    "tree": tuple((i, (i, i + 1)) for i in range(64)),
+    "sets": [frozenset({i, f"k{i}"}) for i in range(10)],
+}
+sys.stdout.write(bytes(bale.compact(value)).hex())
+"""
+
+
+def test_the_switch_changes_no_byte():
+    import os
+    import subprocess
+
+    outputs = []
+    for switch in ("0", "1"):
+        env = dict(os.environ, BALE_NO_FAST_PATHS=switch, PYTHONHASHSEED="0")  # set order
+        run = subprocess.run([sys.executable, "-c", SWITCH_SCRIPT], env=env, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        outputs.append(run.stdout)
+    assert outputs[0] == outputs[1]
+    root = bale.load(bytes.fromhex(outputs[0]), verify=True).root
+    # The property ran (3 * 2), the slots were read, big ints kept.
+    assert root["areas"][3].side == 6
+    assert (root["points"][5].x, root["points"][5].y) == (5, -5)
+    assert root["rows"][7]["huge"] == 7 << 70
 
 class Slots:
     def __init__(self, i):

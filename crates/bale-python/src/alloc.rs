@@ -92,7 +92,7 @@ pub fn layout_matches<T: FastNew>(py: Python<'_>, sample: T) -> PyResult<bool> {
     let obj = T::slow_new(py, sample)?;
     let base = obj.as_ptr() as usize;
     let value = T::value_addr(obj.bind(py));
-    let basicsize = unsafe { (*T::type_object_raw(py)).tp_basicsize } as usize;
+    let basicsize = unsafe { crate::ffi::pytype::basicsize(T::type_object_raw(py)) };
     Ok(value == base + HEADER && basicsize == HEADER + std::mem::size_of::<T>())
 }
 

@@ -71,7 +71,7 @@ fn item<'a>(
         Value::Record(rec) => {
             let name =
                 key.cast::<PyString>().map_err(|_| PyTypeError::new_err("a record's field is named by a str"))?;
-            let (width, units) = unsafe { crate::strings::str_units(name.as_ptr()) };
+            let (width, units) = unsafe { crate::ffi::pyunicode::str_units(name.as_ptr()) };
             match r.find_str(rec.ty.fields, width, units).map_err(format_error)? {
                 Some(i) => r.record_value(rec, i).map_err(format_error),
                 None => {

@@ -26,9 +26,10 @@ use pyo3::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::errors::CompactError;
-use crate::ints::int_value;
+use crate::ffi::pylong::int_value;
+use crate::ffi::pyunicode::str_units;
+use crate::ffi::{pybytes, pyfloat, pylist, pytuple};
 use crate::region::Region;
-use crate::strings::str_units;
 use crate::thawing::thaw_value;
 use crate::typed::{classify, scalar_parts, ArrayParts, Handler};
 use crate::views::{check_expansion, view_parts, Items, Node};
@@ -90,9 +91,9 @@ pub(crate) enum Frame {
 #[inline(always)]
 pub(crate) unsafe fn seq_items(obj: *mut PyObject, tuple: bool) -> *mut *mut PyObject {
     if tuple {
-        (*(obj as *mut ffi::PyTupleObject)).ob_item.as_mut_ptr()
+        pytuple::items_ptr(obj)
     } else {
-        (*(obj as *mut ffi::PyListObject)).ob_item
+        pylist::items_ptr(obj)
     }
 }
 
@@ -379,7 +380,7 @@ impl<'py> Compactor<'py> {
             Frame::Seq { seen, .. } | Frame::Dict { seen, .. } if *seen == runs => return Ok(()),
             Frame::Seq { obj, tuple: false, len, seen, .. } => {
                 *seen = runs;
-                (ffi::Py_SIZE(*obj) as usize != *len).then_some("list")
+                (pylist::len(*obj) != *len).then_some("list")
             }
             Frame::Dict { obj, len, seen, .. } => {
                 *seen = runs;
@@ -695,7 +696,7 @@ impl<'py> Compactor<'py> {
     /// The slot of an int outside i64, and its key hash if `hash`.
     unsafe fn big_int_slot(&mut self, obj: *mut PyObject, hash: bool) -> PyResult<(u64, u64)> {
         let mut b = std::mem::take(&mut self.int_scratch);
-        let out = crate::ints::big_int_bytes(self.py, obj, &mut b)
+        let out = crate::ffi::pylong::big_int_bytes(self.py, obj, &mut b)
             .map(|()| (self.builder.int_bytes(&b), if hash { hash_bigint(&b) } else { 0 }));
         self.int_scratch = b;
         out
@@ -744,7 +745,7 @@ impl<'py> Compactor<'py> {
         }
         if tp == addr_of_mut!(ffi::PyList_Type) || tp == addr_of_mut!(ffi::PyTuple_Type) {
             let tuple = tp == addr_of_mut!(ffi::PyTuple_Type);
-            let len = ffi::Py_SIZE(obj) as usize;
+            let len = if tuple { pytuple::len(obj) } else { pylist::len(obj) };
             if len == 0 {
                 if self.share && !tuple && ffi::Py_REFCNT(obj) > 1 {
                     // An empty list may be shared and later mutated after
@@ -793,7 +794,7 @@ impl<'py> Compactor<'py> {
             return Ok(None);
         }
         if tp == addr_of_mut!(ffi::PyFloat_Type) {
-            return Ok(Some(self.builder.float(ffi::PyFloat_AS_DOUBLE(obj))));
+            return Ok(Some(self.builder.float(pyfloat::value(obj))));
         }
         if obj == ffi::Py_None() {
             return Ok(Some(SLOT_NONE));
@@ -805,9 +806,7 @@ impl<'py> Compactor<'py> {
             return Ok(Some(SLOT_FALSE));
         }
         if tp == addr_of_mut!(ffi::PyBytes_Type) {
-            let n = ffi::PyBytes_Size(obj) as usize;
-            let p = ffi::PyBytes_AS_STRING(obj) as *const u8;
-            return Ok(Some(self.builder.bytes_obj(std::slice::from_raw_parts(p, n))));
+            return Ok(Some(self.builder.bytes_obj(pybytes::data(obj))));
         }
         if tp == addr_of_mut!(ffi::PyByteArray_Type) {
             let n = ffi::PyByteArray_Size(obj) as usize;
@@ -903,7 +902,7 @@ impl<'py> Compactor<'py> {
             && match info.plain_attrs {
                 Some((at, answer)) if at == runs => answer,
                 _ => {
-                    let answer = crate::typed::attrs_run_no_python(tp, &info.attrs);
+                    let answer = crate::ffi::pytype::attrs_run_no_python(tp, &info.attrs);
                     info.plain_attrs = Some((runs, answer));
                     answer
                 }
@@ -953,17 +952,17 @@ impl<'py> Compactor<'py> {
         let refs = self.record_refs.len();
         if flavor == FLAVOR_NAMEDTUPLE && getter.is_none() {
             // NamedTuple items are borrowed from the tuple, which the frame keeps.
-            if ffi::Py_SIZE(obj) as usize != n {
+            if pytuple::len(obj) != n {
                 return Err(CompactError::new_err(format!(
                     "{}: {} has {} items for {} fields",
                     self.path(),
                     type_name(obj),
-                    ffi::Py_SIZE(obj),
+                    pytuple::len(obj),
                     n
                 )));
             }
             for (i, &f) in fields.iter().enumerate() {
-                self.items.push((f, ffi::PyTuple_GET_ITEM(obj, i as ffi::Py_ssize_t)));
+                self.items.push((f, pytuple::item(obj, i)));
             }
         } else if let Some(g) = getter {
             let values: Vec<Bound<'_, PyAny>> = self.python(obj, |_| {
@@ -1038,7 +1037,7 @@ impl<'py> Compactor<'py> {
                 break;
             }
             if tp == float_type {
-                words.push(ffi::PyFloat_AS_DOUBLE(item).to_bits());
+                words.push(pyfloat::value(item).to_bits());
             } else {
                 let Some(v) = int_value(item) else {
                     ok = false;
@@ -1080,7 +1079,7 @@ impl<'py> Compactor<'py> {
             } else if tp == addr_of_mut!(ffi::PyUnicode_Type) || tp == addr_of_mut!(ffi::PyFloat_Type) {
                 deferred |= 1 << i;
                 0
-            } else if tp == addr_of_mut!(ffi::PyTuple_Type) && ffi::Py_SIZE(item) == 2 && !self.share {
+            } else if tp == addr_of_mut!(ffi::PyTuple_Type) && pytuple::len(item) == 2 && !self.share {
                 // A pair of small ints (a tree's leaf level) is a slot too,
                 // so the level above needs no frame either.
                 let pair = seq_items(item, true);
@@ -1095,7 +1094,7 @@ impl<'py> Compactor<'py> {
                 *slot = if ffi::Py_TYPE(item) == addr_of_mut!(ffi::PyUnicode_Type) {
                     self.str_slot(item)
                 } else {
-                    self.builder.float(ffi::PyFloat_AS_DOUBLE(item))
+                    self.builder.float(pyfloat::value(item))
                 };
             }
         }
@@ -1230,23 +1229,22 @@ impl<'py> Compactor<'py> {
             return Ok((SLOT_FALSE, hash_i64(0)));
         }
         if tp == addr_of_mut!(ffi::PyFloat_Type) {
-            let f = ffi::PyFloat_AS_DOUBLE(obj);
+            let f = pyfloat::value(obj);
             return Ok((self.builder.float(f), hash_f64(f)));
         }
         if tp == addr_of_mut!(ffi::PyTuple_Type) {
-            let n = ffi::Py_SIZE(obj) as usize;
+            let n = pytuple::len(obj);
             let mut slots = Vec::with_capacity(n);
             let mut h = TupleHasher::new();
             for i in 0..n {
-                let (s, eh) = self.key(ffi::PyTuple_GET_ITEM(obj, i as ffi::Py_ssize_t), depth + 1)?;
+                let (s, eh) = self.key(pytuple::item(obj, i), depth + 1)?;
                 slots.push(s);
                 h.add(eh);
             }
             return Ok((self.builder.seq(true, &slots), h.finish(n)));
         }
         if tp == addr_of_mut!(ffi::PyBytes_Type) {
-            let n = ffi::PyBytes_Size(obj) as usize;
-            let b = std::slice::from_raw_parts(ffi::PyBytes_AS_STRING(obj) as *const u8, n);
+            let b = pybytes::data(obj);
             return Ok((self.builder.bytes_obj(b), hash_bytes(b)));
         }
         if tp == addr_of_mut!(ffi::PyComplex_Type) {
@@ -1368,14 +1366,14 @@ impl<'py> Compactor<'py> {
         if let Some(list) = ordered {
             // Owned to the end: items are read through borrowed pointers.
             let l = list.as_ptr();
-            n = ffi::PyList_GET_SIZE(l) as usize;
+            n = pylist::len(l);
             for i in 0..n {
-                let pair = ffi::PyList_GET_ITEM(l, i as ffi::Py_ssize_t);
-                if ffi::PyTuple_CheckExact(pair) == 0 || ffi::PyTuple_GET_SIZE(pair) != 2 {
+                let pair = pylist::item(l, i);
+                if ffi::PyTuple_CheckExact(pair) == 0 || pytuple::len(pair) != 2 {
                     self.truncate_items(items);
                     return Err(CompactError::new_err(format!("{}: OrderedDict items are not pairs", self.path())));
                 }
-                let (k, v) = (ffi::PyTuple_GET_ITEM(pair, 0), ffi::PyTuple_GET_ITEM(pair, 1));
+                let (k, v) = (pytuple::item(pair, 0), pytuple::item(pair, 1));
                 self.items.push((k, v));
                 self.key_ptrs.push(k as usize);
             }

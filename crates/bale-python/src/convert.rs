@@ -24,11 +24,7 @@ pub unsafe fn make_str(py: Python<'_>, s: &Str<'_>) -> PyResult<*mut ffi::PyObje
     let p = match s.width {
         Width::Ascii => {
             // decode() checked that every unit is ASCII.
-            let o = ffi::PyUnicode_New(n, 127);
-            if !o.is_null() {
-                std::ptr::copy_nonoverlapping(units.as_ptr(), ffi::PyUnicode_DATA(o) as *mut u8, units.len());
-            }
-            o
+            crate::ffi::pyunicode::new_ascii(units)
         }
         Width::Latin1 => ffi::PyUnicode_FromKindAndData(ffi::PyUnicode_1BYTE_KIND as _, units.as_ptr().cast(), n),
         Width::Ucs2 => {
@@ -107,10 +103,4 @@ pub fn malformed(msg: &str) -> PyErr {
     FormatError::new_err(msg.to_string())
 }
 
-/// An int from its minimal two's-complement bytes, little-endian.
-pub(crate) unsafe fn big_int(b: &[u8]) -> *mut ffi::PyObject {
-    #[cfg(Py_3_13)]
-    return ffi::PyLong_FromNativeBytes(b.as_ptr().cast(), b.len(), ffi::Py_ASNATIVEBYTES_LITTLE_ENDIAN);
-    #[cfg(not(Py_3_13))]
-    return ffi::_PyLong_FromByteArray(b.as_ptr(), b.len(), 1, 1);
-}
+pub(crate) use crate::ffi::pylong::big_int;

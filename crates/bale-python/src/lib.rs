@@ -6,14 +6,13 @@ mod bytes_view;
 mod column;
 mod compactor;
 mod convert;
-mod dict_entries;
 mod dict_values;
 mod errors;
 mod fastslots;
+mod ffi;
 mod files;
 mod gc_pause;
 mod info;
-mod ints;
 mod json;
 mod json_stream;
 mod number_list;
@@ -24,7 +23,6 @@ mod storage;
 mod store_index;
 mod stream_table;
 mod streaming;
-mod strings;
 mod tables;
 mod thawing;
 mod tuple_trees;
@@ -273,21 +271,16 @@ fn _compact_by_frames<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult
     Ok(pyo3::types::PyBytes::new(py, &c.region_bytes(root)))
 }
 
-/// Whether `BALE_NO_FAST_PATHS` (set to anything but empty or `0` when
-/// bale is imported) turns off every reading of CPython's private layouts.
-fn fast_paths_switched_off() -> bool {
-    std::env::var_os("BALE_NO_FAST_PATHS").is_some_and(|v| !v.is_empty() && v != "0")
-}
-
 /// Which readings of CPython's private layouts this process checked and
 /// uses (diagnostics; each falls back to the public API when off).
 #[pyfunction]
 fn _layout_checks(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     let checks = pyo3::types::PyDict::new(py);
-    checks.set_item("fast_paths_switched_off", fast_paths_switched_off())?;
-    checks.set_item("ints", ints::fast_path_enabled())?;
+    checks.set_item("fast_paths_switched_off", ffi::switched_off())?;
+    checks.set_item("ints", ffi::pylong::fast_path_enabled())?;
     checks.set_item("views", alloc::fast_path_enabled())?;
-    checks.set_item("dict_entries", dict_entries::layout_checked())?;
+    checks.set_item("dict_entries", ffi::pydict::layout_checked())?;
+    checks.set_item("type_reads", ffi::pytype::fast_path_enabled())?;
     Ok(checks)
 }
 
@@ -329,7 +322,7 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_compact_by_frames, m)?)?;
     m.add("HEADER_LEN", bale_core::format::HEADER_LEN)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    if fast_paths_switched_off() {
+    if ffi::switched_off() {
         // Every reading of private layouts stays off: the public C-API paths
         // alone (so that a test run can cover them).
         return Ok(());
@@ -339,8 +332,9 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .getattr(pyo3::intern!(py, "int_info"))?
         .getattr(pyo3::intern!(py, "bits_per_digit"))?
         .extract()?;
-    ints::enable_fast_path(bits);
-    dict_entries::check_layout(py)?;
+    ffi::pylong::enable_fast_path(bits);
+    ffi::pydict::check_layout(py)?;
+    ffi::pytype::enable_fast_path();
     // Check the object layout the fast view allocation relies on.
     let probe = new_region(
         py,

@@ -10,8 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PySlice, PyString, PyTuple};
 
 use crate::errors::{format_error, RecursionGuard, ThawError};
+use crate::ffi::pyunicode::str_units;
 use crate::region::Region;
-use crate::strings::str_units;
 use crate::views::read_to_py;
 
 #[pyclass(frozen, module = "bale", name = "RecordView")]

@@ -33,7 +33,7 @@ fn find_key(reg: &crate::region::Region, dict: bale_core::Dict, key: &Bound<'_, 
         return find_in(reg, dict.shape, key);
     }
     let r = reg.reader();
-    let (width, units) = unsafe { crate::strings::str_units(key.as_ptr()) };
+    let (width, units) = unsafe { crate::ffi::pyunicode::str_units(key.as_ptr()) };
     let buf = reg.buf();
     let prefetch_entry = |i: usize| {
         // The value slot is read now, beside the key slot the probe reads
@@ -87,7 +87,7 @@ fn find_in_table(
     let r = reg.reader();
     let limit = dict.shape.start;
     let found = if unsafe { pyo3::ffi::PyUnicode_CheckExact(key.as_ptr()) } != 0 {
-        let (width, units) = unsafe { crate::strings::str_units(key.as_ptr()) };
+        let (width, units) = unsafe { crate::ffi::pyunicode::str_units(key.as_ptr()) };
         table.find(bale_core::hash::hash_str_units(units), |slot| {
             Ok(matches!(r.decode(slot, limit)?, Value::Str(s) if s.width == width && s.units() == units))
         })

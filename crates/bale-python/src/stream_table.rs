@@ -27,8 +27,9 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::ffi::pylist;
+use crate::ffi::pyunicode::str_units;
 use crate::files::Pending;
-use crate::strings::str_units;
 
 /// Bytes a stream holds in memory before they go to the spill file.
 pub const CHUNK: usize = 256 << 10;
@@ -218,7 +219,7 @@ unsafe fn scalar<'a>(obj: *mut ffi::PyObject) -> Option<Scalar<'a>> {
         return Some(Scalar::Int(v));
     }
     if tp == addr_of_mut!(ffi::PyFloat_Type) {
-        return Some(Scalar::Float(ffi::PyFloat_AS_DOUBLE(obj)));
+        return Some(Scalar::Float(crate::ffi::pyfloat::value(obj)));
     }
     if obj == ffi::Py_None() {
         return Some(Scalar::None);
@@ -464,9 +465,8 @@ impl Column {
                 None => Ok(false),
             },
             Column::Lists { offs, items } if is_list => {
-                let n = ffi::Py_SIZE(obj);
-                for i in 0..n {
-                    match scalar(ffi::PyList_GET_ITEM(obj, i)) {
+                for &item in pylist::items(obj) {
+                    match scalar(item) {
                         Some(v) => items.push(sp, v)?,
                         None => return Ok(false),
                     }

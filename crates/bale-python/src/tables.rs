@@ -16,9 +16,11 @@ use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 
 use crate::compactor::{prefetch, Compactor};
-use crate::dict_entries;
-use crate::ints::int_value;
-use crate::strings::str_units;
+use crate::ffi::pydict;
+use crate::ffi::pylist;
+use crate::ffi::pylong::int_value;
+use crate::ffi::pytuple;
+use crate::ffi::pyunicode::str_units;
 
 /// Lists with fewer dicts than this are written row by row.
 pub const TABLE_MIN_ROWS: usize = 4;
@@ -107,7 +109,7 @@ impl Run {
                 *self = Run::Floats(Vec::with_capacity(hint));
             }
             match self {
-                Run::Floats(words) => words.push(ffi::PyFloat_AS_DOUBLE(obj).to_bits()),
+                Run::Floats(words) => words.push(crate::ffi::pyfloat::value(obj).to_bits()),
                 Run::Mixed => {}
                 _ => *self = Run::Mixed,
             }
@@ -255,7 +257,7 @@ impl Gather {
                 if r + DICT_AHEAD < self.rows {
                     prefetch(*rows.add(r + DICT_AHEAD));
                 }
-                list_items(cell_at(*rows.add(r), j)).iter().for_each(|&c| f(c));
+                pylist::items(cell_at(*rows.add(r), j)).iter().for_each(|&c| f(c));
             }
         }
     }
@@ -299,7 +301,7 @@ impl Gather {
                 return false;
             }
         } else {
-            let items = list_items(obj);
+            let items = pylist::items(obj);
             for &item in items {
                 if !self.run.add(item, self.hint) {
                     return false;
@@ -324,7 +326,7 @@ impl Gather {
             self.keep_items = true;
             self.items.reserve(self.hint);
             for r in 0..=i {
-                self.items.extend_from_slice(list_items(cell_at(*rows.add(r), j)));
+                self.items.extend_from_slice(pylist::items(cell_at(*rows.add(r), j)));
             }
         }
         true
@@ -333,16 +335,16 @@ impl Gather {
 
 /// The value of the `j`th entry of a dict with more than `j` entries.
 unsafe fn cell_at(row: *mut PyObject, j: usize) -> *mut PyObject {
-    dict_entries::items(row).nth(j).map_or(std::ptr::null_mut(), |(_, value)| value)
+    pydict::items(row).nth(j).map_or(std::ptr::null_mut(), |(_, value)| value)
 }
 
 /// Reads row `i` into `values` when it is a dict of `keys`, in order.
 #[inline(always)]
 unsafe fn read_row(row: *mut PyObject, keys: &[*mut PyObject], values: &mut [*mut PyObject]) -> bool {
-    if ffi::Py_TYPE(row) != addr_of_mut!(ffi::PyDict_Type) || dict_entries::len(row) != keys.len() {
+    if ffi::Py_TYPE(row) != addr_of_mut!(ffi::PyDict_Type) || pydict::len(row) != keys.len() {
         return false;
     }
-    if let Some(pairs) = dict_entries::pairs(row, keys.len()) {
+    if let Some(pairs) = pydict::pairs(row, keys.len()) {
         for (j, &[key, value]) in pairs.iter().enumerate() {
             if !same_key(key, keys[j]) {
                 return false;
@@ -351,7 +353,7 @@ unsafe fn read_row(row: *mut PyObject, keys: &[*mut PyObject], values: &mut [*mu
         }
         return true;
     }
-    for (j, (key, value)) in dict_entries::items(row).enumerate() {
+    for (j, (key, value)) in pydict::items(row).enumerate() {
         if !same_key(key, keys[j]) {
             return false;
         }
@@ -384,16 +386,6 @@ fn populate(ptr: *const u8, len: usize) {
     let _ = (ptr, len);
 }
 
-/// The items of an exact list.
-#[inline(always)]
-unsafe fn list_items<'a>(list: *mut PyObject) -> &'a [*mut PyObject] {
-    let len = ffi::Py_SIZE(list) as usize;
-    if len == 0 {
-        return &[];
-    }
-    std::slice::from_raw_parts((*(list as *mut ffi::PyListObject)).ob_item, len)
-}
-
 /// Whether two dict keys are the same key: the same object, or two str
 /// objects with the same content (records parsed one by one do not share
 /// their key objects).
@@ -423,11 +415,11 @@ impl<'py> Compactor<'py> {
         if ffi::Py_TYPE(first) != dict_type {
             return Ok(None);
         }
-        let k = dict_entries::len(first);
+        let k = pydict::len(first);
         if k == 0 || k > TABLE_MAX_KEYS || n > u32::MAX as usize {
             return Ok(None);
         }
-        let keys: Vec<*mut PyObject> = dict_entries::items(first).map(|(key, _)| key).collect();
+        let keys: Vec<*mut PyObject> = pydict::items(first).map(|(key, _)| key).collect();
         // The cells gathered below are borrowed: storing the keys must run
         // no Python code (see `Note [Python code during compaction]`).
         if !keys.iter().all(|&key| key_runs_no_python(key)) {
@@ -450,7 +442,7 @@ impl<'py> Compactor<'py> {
             if i + ENTRIES_AHEAD < n {
                 let row = *rows.add(i + ENTRIES_AHEAD);
                 if ffi::Py_TYPE(row) == dict_type {
-                    dict_entries::prefetch_entries(row);
+                    pydict::prefetch_entries(row);
                 }
             }
             if i + VALUES_AHEAD < n {
@@ -465,7 +457,7 @@ impl<'py> Compactor<'py> {
                 let at = (i + ITEM_ARRAYS_AHEAD) % RING * k;
                 for &v in &ring[at..at + k] {
                     if ffi::Py_TYPE(v) == list_type {
-                        prefetch((*(v as *mut ffi::PyListObject)).ob_item as *mut PyObject);
+                        prefetch(pylist::items_ptr(v) as *mut PyObject);
                     }
                 }
             }
@@ -473,7 +465,7 @@ impl<'py> Compactor<'py> {
                 let at = (i + ITEMS_AHEAD) % RING * k;
                 for &v in &ring[at..at + k] {
                     if ffi::Py_TYPE(v) == list_type {
-                        list_items(v).iter().take(4).for_each(|&item| prefetch(item));
+                        pylist::items(v).iter().take(4).for_each(|&item| prefetch(item));
                     }
                 }
             }
@@ -575,8 +567,8 @@ impl<'py> Compactor<'py> {
         let mut slots = Vec::with_capacity(values.len());
         for &v in values {
             let slot = if ffi::Py_TYPE(v) == addr_of_mut!(ffi::PyList_Type) {
-                let len = ffi::Py_SIZE(v) as usize;
-                let items = (*(v as *mut ffi::PyListObject)).ob_item;
+                let len = pylist::len(v);
+                let items = pylist::items_ptr(v);
                 match if len == 0 { None } else { self.number_list(items, len) } {
                     Some(s) => s,
                     None => {
@@ -613,7 +605,7 @@ unsafe fn scalar_key_runs_no_python(key: *mut PyObject, depth: usize) -> bool {
     let tp = ffi::Py_TYPE(key);
     if tp == addr_of_mut!(ffi::PyTuple_Type) {
         return depth < bale_core::hash::MAX_KEY_DEPTH
-            && (0..ffi::Py_SIZE(key)).all(|i| scalar_key_runs_no_python(ffi::PyTuple_GET_ITEM(key, i), depth + 1));
+            && (0..pytuple::len(key)).all(|i| scalar_key_runs_no_python(pytuple::item(key, i), depth + 1));
     }
     tp == addr_of_mut!(ffi::PyUnicode_Type)
         || tp == addr_of_mut!(ffi::PyLong_Type)

@@ -677,7 +677,7 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     self.spend()?;
                     let d = owned(py, ffi::PyDict_New())?;
                     for (j, col) in columns.iter().enumerate() {
-                        let v = ffi::PyList_GET_ITEM(col.as_ptr(), (c.first + i) as ffi::Py_ssize_t);
+                        let v = crate::ffi::pylist::item(col.as_ptr(), c.first + i);
                         if ffi::PyDict_SetItem(d.as_ptr(), self.keys[keys + j], v) != 0 {
                             return Err(PyErr::fetch(py));
                         }

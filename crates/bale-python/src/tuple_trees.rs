@@ -14,7 +14,8 @@ use bale_core::format::{SLOT_EMPTY_TUPLE, SLOT_FALSE, SLOT_NONE, SLOT_TRUE};
 use pyo3::ffi::{self, PyObject};
 
 use crate::compactor::{prefetch, seq_items, Compactor, Frame, PREFETCH_AHEAD, SMALL_LEAF_SEQ};
-use crate::ints::int_value;
+use crate::ffi::pylong::int_value;
+use crate::ffi::pytuple;
 
 /// Nesting the recursion reaches before it hands deeper tuples to frames.
 const MAX_DEPTH: usize = 64;
@@ -62,7 +63,7 @@ impl<'py> Compactor<'py> {
                 // An int beyond 64 bits is the frame loop's (it may fail).
                 int_value(item).map(|v| self.builder.int(v))
             } else if tp == tuple_type {
-                let n = ffi::Py_SIZE(item) as usize;
+                let n = pytuple::len(item);
                 if n == 0 {
                     Some(SLOT_EMPTY_TUPLE)
                 } else if let Some(s) =
@@ -83,7 +84,7 @@ impl<'py> Compactor<'py> {
             } else if tp == addr_of_mut!(ffi::PyUnicode_Type) {
                 Some(self.str_slot(item))
             } else if tp == addr_of_mut!(ffi::PyFloat_Type) {
-                Some(self.builder.float(ffi::PyFloat_AS_DOUBLE(item)))
+                Some(self.builder.float(crate::ffi::pyfloat::value(item)))
             } else if item == ffi::Py_None() {
                 Some(SLOT_NONE)
             } else if item == ffi::Py_True() {

@@ -202,61 +202,6 @@ pub struct RecordInfo {
     pub plain_attrs: Option<(u64, bool)>,
 }
 
-/// Whether `getattr(obj, name)` runs no Python code for every name of
-/// `attrs` on instances of `tp`: the type keeps the generic attribute
-/// lookup, its instances have no `__dict__` (whose lookups may compare a
-/// non-str key with `__eq__`), every class of its MRO but `object` has only
-/// exact str keys in its dict and holds each name, if at all, as a slot (a
-/// member descriptor) or a plain class attribute (no `__get__`).
-/// Properties, `__getattr__` and `__getattribute__` are Python code.
-pub unsafe fn attrs_run_no_python(tp: *mut ffi::PyTypeObject, attrs: &[Py<PyString>]) -> bool {
-    /// `Py_TPFLAGS_MANAGED_DICT` (3.11+): instances have a `__dict__` kept by the interpreter.
-    const MANAGED_DICT: std::ffi::c_ulong = 1 << 4;
-    // Addresses of one function may differ between codegen units: a false
-    // "not generic" only sends the type down the slower, checked path. The
-    // flags through the C API: free-threaded builds keep them atomic.
-    let generic = matches!((*tp).tp_getattro, Some(f) if std::ptr::fn_addr_eq(f, ffi::PyObject_GenericGetAttr as ffi::getattrofunc));
-    if !generic || (*tp).tp_dictoffset != 0 || ffi::PyType_GetFlags(tp) & MANAGED_DICT != 0 {
-        return false;
-    }
-    let mro = (*tp).tp_mro;
-    if mro.is_null() || ffi::PyTuple_Check(mro) == 0 {
-        return false;
-    }
-    let object = std::ptr::addr_of_mut!(ffi::PyBaseObject_Type) as *mut PyObject;
-    for i in 0..ffi::PyTuple_GET_SIZE(mro) {
-        let base = ffi::PyTuple_GET_ITEM(mro, i);
-        if base == object {
-            continue;
-        }
-        let dict = (*(base as *mut ffi::PyTypeObject)).tp_dict;
-        if dict.is_null() || ffi::PyDict_CheckExact(dict) == 0 {
-            return false;
-        }
-        let (mut pos, mut key, mut value) = (0, std::ptr::null_mut(), std::ptr::null_mut());
-        while ffi::PyDict_Next(dict, &mut pos, &mut key, &mut value) != 0 {
-            if ffi::PyUnicode_CheckExact(key) == 0 {
-                return false;
-            }
-        }
-        for a in attrs {
-            let found = ffi::PyDict_GetItemWithError(dict, a.as_ptr());
-            if found.is_null() {
-                if !ffi::PyErr_Occurred().is_null() {
-                    ffi::PyErr_Clear();
-                    return false;
-                }
-                continue;
-            }
-            let kind = ffi::Py_TYPE(found);
-            if kind != std::ptr::addr_of_mut!(ffi::PyMemberDescr_Type) && (*kind).tp_descr_get.is_some() {
-                return false;
-            }
-        }
-    }
-    true
-}
-
 /// The handler for objects of type `tp` (not a built-in container or scalar).
 pub fn classify(py: Python<'_>, tp: *mut ffi::PyTypeObject) -> PyResult<Handler> {
     let k = known(py)?;
@@ -438,7 +383,7 @@ fn fraction_parts(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<(u8, u64, 
         if !v.is_instance_of::<pyo3::types::PyInt>() {
             return Err(CompactError::new_err(format!("cannot compact a Fraction whose {name} is not an int")));
         }
-        unsafe { crate::ints::big_int_bytes(py, v.as_ptr(), bytes)? };
+        unsafe { crate::ffi::pylong::big_int_bytes(py, v.as_ptr(), bytes)? };
         if bytes.len() > bale_core::fraction::MAX_PART_BYTES {
             return Err(CompactError::new_err(format!(
                 "cannot compact a Fraction whose {name} takes more than 256 MiB"

@@ -16,8 +16,8 @@ use crate::alloc::{fast_new, new_object};
 use crate::compactor::compact_scratch;
 use crate::convert::{owned, scalar};
 use crate::errors::{format_error, CompactError};
+use crate::ffi::pyunicode::str_units;
 use crate::region::Region;
-use crate::strings::str_units;
 
 /// The items of a list or tuple view: slots, or a columnar list (a
 /// table's rows, a string column's strings, a list column's lists).

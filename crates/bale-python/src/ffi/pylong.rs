@@ -1,9 +1,12 @@
-//! Exact ints read without a call, where CPython's layout is known.
+//! `PyLongObject`: exact ints read without a call, where the layout is known.
 //!
-//! Up to CPython 3.11 an int is a signed digit count (`ob_size`) followed
-//! by 30-bit digits; ints of one or two digits (|v| < 2^60) are read here
-//! directly, which is most of the ints of real data. Other versions, digit
-//! sizes and larger ints go through `PyLong_AsLongLongAndOverflow`.
+//! In CPython 3.10 and 3.11 an int is a signed digit count (`ob_size`)
+//! followed by 30-bit digits; ints of one or two digits (|v| < 2^60) are
+//! read here directly, which is most of the ints of real data. That layout
+//! is private (3.12 replaced `ob_size` with `lv_tag`), so the read is
+//! compiled for those two versions only. Other versions, digit sizes, PyPy,
+//! `BALE_NO_FAST_PATHS` and larger ints go through
+//! `PyLong_AsLongLongAndOverflow`.
 
 use pyo3::ffi::{self, PyObject};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,13 +20,13 @@ pub fn enable_fast_path(bits_per_digit: u32) {
 
 /// Whether `int_value` reads digits itself in this process.
 pub fn fast_path_enabled() -> bool {
-    cfg!(all(not(Py_3_12), not(PyPy), not(Py_LIMITED_API))) && THIRTY_BIT_DIGITS.load(Ordering::Relaxed)
+    cfg!(all(Py_3_10, not(any(Py_3_12, PyPy, Py_LIMITED_API)))) && THIRTY_BIT_DIGITS.load(Ordering::Relaxed)
 }
 
 /// The value of an exact int that fits in 64 bits; `None` otherwise.
 #[inline(always)]
 pub unsafe fn int_value(obj: *mut PyObject) -> Option<i64> {
-    #[cfg(all(not(Py_3_12), not(PyPy), not(Py_LIMITED_API)))]
+    #[cfg(all(Py_3_10, not(any(Py_3_12, PyPy, Py_LIMITED_API))))]
     if THIRTY_BIT_DIGITS.load(Ordering::Relaxed) {
         let size = (*(obj as *mut ffi::PyVarObject)).ob_size;
         let digits = (obj as *const u8).add(std::mem::size_of::<ffi::PyVarObject>()) as *const u32;
@@ -83,4 +86,15 @@ pub unsafe fn big_int_bytes(py: pyo3::Python<'_>, obj: *mut PyObject, b: &mut Ve
     }
     bale_core::hash::minimize_twos_complement(b);
     Ok(())
+}
+
+/// An int from its minimal two's-complement bytes, little-endian; null
+/// with the Python error set on failure. 3.13 made this public
+/// (`PyLong_FromNativeBytes`); before it, the private but exported
+/// `_PyLong_FromByteArray` is the only call that does it without Python code.
+pub unsafe fn big_int(b: &[u8]) -> *mut PyObject {
+    #[cfg(Py_3_13)]
+    return ffi::PyLong_FromNativeBytes(b.as_ptr().cast(), b.len(), ffi::Py_ASNATIVEBYTES_LITTLE_ENDIAN);
+    #[cfg(not(Py_3_13))]
+    return ffi::_PyLong_FromByteArray(b.as_ptr(), b.len(), 1, 1);
 }

@@ -1,4 +1,9 @@
-//! CPython's own string representation, read without copying or encoding.
+//! `PyASCIIObject` / `PyCompactUnicodeObject`: a str's own code units,
+//! read without copying or encoding, and written into a new str.
+//!
+//! The reads are CPython's public macros (`PyUnicode_GET_LENGTH`,
+//! `PyUnicode_KIND`, `PyUnicode_DATA`, `PyUnicode_IS_ASCII`; PEP 393),
+//! through pyo3-ffi's copies of them, bounded by the versions it supports.
 
 use bale_core::format::Width;
 use pyo3::ffi;
@@ -42,4 +47,15 @@ unsafe fn is_ascii(p: *mut ffi::PyObject, units: &[u8]) -> bool {
         let _ = p;
         units.is_ascii()
     }
+}
+
+/// A new str of `units`, which the caller checked are all ASCII, written
+/// straight into its data; null with the Python error set on failure.
+#[inline]
+pub unsafe fn new_ascii(units: &[u8]) -> *mut ffi::PyObject {
+    let o = ffi::PyUnicode_New(units.len() as ffi::Py_ssize_t, 127);
+    if !o.is_null() {
+        std::ptr::copy_nonoverlapping(units.as_ptr(), ffi::PyUnicode_DATA(o) as *mut u8, units.len());
+    }
+    o
 }

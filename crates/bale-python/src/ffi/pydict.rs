@@ -1,4 +1,5 @@
-//! A dict's keys and values read straight from its entry table.
+//! `PyDictObject` and its `PyDictKeysObject`: a dict's keys and values read
+//! straight from its entry table.
 //!
 //! `PyDict_Next` is a call per entry; compacting a million records calls it
 //! three million times (about a tenth of the time). For the common dict, a
