@@ -790,3 +790,98 @@ def test_a_reader_racing_fast_commits_never_sees_a_damaged_store(tmp_path):
         writer.wait()
     assert writer.returncode == 0 and refreshes > 0
     r.close()
+
+
+# --- s[k] and k in s in Rust (`_bale._StoreReads`): what the gate lets through
+
+
+def test_gets_follow_the_gate_through_batches_aborts_and_close(tmp_path):
+    s = bale.Store(tmp_path / "s")
+    s["k"] = "old"
+    assert isinstance(s, bale._bale._StoreReads)
+    with s.batch():
+        s["k"] = "new"
+        s["only-in-batch"] = 1
+        # The batch's own writes, not the last commit's.
+        assert s["k"] == "new" and "only-in-batch" in s
+    assert s["k"] == "new" and s["only-in-batch"] == 1
+    with pytest.raises(RuntimeError, match="boom"):
+        with s.batch():
+            s["k"] = "aborted"
+            raise RuntimeError("boom")
+    # After an abort the fast path is back, on the last commit.
+    assert s["k"] == "new" and "k" in s and "never" not in s
+    with pytest.raises(KeyError):
+        s["never"]
+    with pytest.raises(TypeError):
+        s[3]
+    s.close()
+    with pytest.raises(ValueError, match="closed"):
+        s["k"]
+    with pytest.raises(ValueError, match="closed"):
+        "k" in s
+
+
+def test_another_threads_get_during_a_batch_sees_the_last_commit(tmp_path):
+    import threading
+
+    with bale.Store(tmp_path / "s") as s:
+        s["k"] = "committed"
+        seen = []
+        with s.batch():
+            s["k"] = "in the batch"
+            reader = threading.Thread(target=lambda: seen.append((s["k"], "k" in s)))
+            reader.start()
+            reader.join()
+        assert seen == [("committed", True)]
+        assert s["k"] == "in the batch"
+
+
+def test_a_refresh_hands_the_new_snapshot_to_the_fast_path(tmp_path):
+    path = tmp_path / "s"
+    with bale.Store(path) as w:
+        w["k"] = 1
+        r = bale.Store(path, readonly=True)
+        w["k"] = 2
+        w["new"] = 3
+        assert r["k"] == 1 and "new" not in r
+        assert r.refresh()
+        assert r["k"] == 2 and r["new"] == 3
+        r.close()
+
+
+def test_the_base_class_refuses_what_it_was_not_handed(tmp_path):
+    reads = bale._bale._StoreReads()
+    # Nothing handed: it asks the subclass, which this bare object is not.
+    with pytest.raises(AttributeError, match="_get_slow"):
+        reads["k"]
+    with pytest.raises(ValueError, match="length 2"):
+        reads._set_fast((1, 2, 3))
+    reads._set_fast((("not a view",), {}))
+    with pytest.raises(TypeError):
+        reads["k"]
+
+
+def test_a_damaged_index_through_the_fast_path_names_the_file(tmp_path):
+    path = tmp_path / "s"
+    with bale.Store(path) as s:
+        with s.batch():
+            for i in range(3000):
+                s[f"k{i}"] = i
+    index = sorted(path.glob("idx-*.bale"))
+    assert index, sorted(p.name for p in path.iterdir())
+    raw = bytearray(index[-1].read_bytes())
+    # Every bucket's hash bits flipped: no key matches its bucket, so the
+    # first get checks the whole table and refuses it.
+    start = int.from_bytes(raw[16:24], "little") + 32  # the region's total_len, the table's header
+    for at in range(start, len(raw), 32):
+        raw[at + 7] ^= 0x55
+    index[-1].write_bytes(bytes(raw))
+    s = bale.Store(path, readonly=True)
+    with pytest.raises(bale.FormatError, match=index[-1].name):
+        s["k7"]
+    s.close()
+    s = bale.Store(path, readonly=True)
+    with pytest.raises(bale.FormatError, match=index[-1].name):
+        "k7" in s
+    s.close()

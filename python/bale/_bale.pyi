@@ -2,7 +2,7 @@ import os
 from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, Set, ValuesView
 from typing import Any, SupportsIndex, final, overload
 
-from typing_extensions import Buffer
+from typing_extensions import Buffer, Self, disjoint_base
 
 FORMAT_VERSION: int
 HEADER_LEN: int
@@ -30,6 +30,7 @@ __all__ = [
     "_open_index",
     "_save_index",
     "_open_segment",
+    "_StoreReads",
     "_store_get",
     "_xxh3",
     "__version__",
@@ -336,3 +337,12 @@ def _open_index(path: str | os.PathLike[str], verify: bool = False) -> Region: .
 def _save_index(region: Region, path: str | os.PathLike[str]) -> None: ...
 def _xxh3(data: Buffer) -> int: ...
 def _store_get(key: object, sources: tuple[DictView, ...], handles: dict[int, Region], missing: object, value: bool = True) -> Any: ...
+
+@disjoint_base
+class _StoreReads:
+    """The base class of ``bale.Store``: ``s[k]`` and ``k in s`` in Rust."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self: ...
+    def _set_fast(self, fast: tuple[tuple[DictView, ...], dict[int, Region]] | None) -> None: ...
+    def __getitem__(self, key: Any, /) -> Any: ...
+    def __contains__(self, key: object, /) -> bool: ...

@@ -84,6 +84,7 @@ def _after_fork_in_child() -> None:
         if txn is not None and txn.owner != me:
             # A batch of a thread the child does not have: the parent ends it.
             store._txn = None
+            store._gate()
 
 
 if hasattr(os, "register_at_fork"):
@@ -283,10 +284,15 @@ def _parse_record(where: str, payload: bytes) -> tuple:
     return store, generation, next_file, count, segments, levels, delta, region
 
 
-class Store(MutableMapping):
+class Store(_bale._StoreReads, MutableMapping):
     """A persistent heap of compact regions in the directory ``path``.
 
     See the README's *The store* section and ``docs/STORE.md``.
+
+    ``s[k]`` and ``k in s`` are the base class's (``_bale._StoreReads``):
+    outside a batch, one call into Rust with no Python frame, reading what
+    ``_gate`` last handed it; inside one, or on a closed store, and for
+    every error, the ``_get_*`` and ``_contains_slow`` methods below.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False, segment_size: int = DEFAULT_SEGMENT_SIZE):
@@ -509,6 +515,13 @@ class Store(MutableMapping):
         self._labels = labels
         # What `_bale._store_get` reads, replaced in one step.
         self._fast = ((snap.delta, *snap.index_views), handles)
+        self._gate()
+
+    def _gate(self) -> None:
+        """Hands the base class what ``s[k]`` reads, outside any batch on an
+        open store; else nothing, so that gets take ``_get_slow``. Called
+        wherever ``_fast``, ``_txn`` or ``_closed`` change."""
+        self._set_fast(self._fast if self._txn is None and not self._closed else None)
 
     def refresh(self) -> bool:
         """Moves to the newest commit; returns whether there was one.
@@ -576,11 +589,20 @@ class Store(MutableMapping):
                 return self._entry_fields(e)
         return _MISSING
 
-    def _where(self, key) -> str:
-        """The file a read of ``key`` went wrong in, for its error: the
-        segment its entry names, or the index level holding a bad entry."""
+    def _where(self, key, err=None) -> str:
+        """The file a read of ``key`` went wrong in, for its error: the one
+        ``_bale._store_get`` placed ``err`` in (an index level or a
+        segment), else the segment its entry names, or the index level
+        holding a bad entry."""
         snap = self._snap
         names = [SUPER_NAMES[snap.generation % 2]] + [_index_name(f) for f, _ in snap.levels]
+        place = getattr(err, "_bale_place", None)
+        if place is not None:
+            kind, i = place
+            if kind == "level" and i < len(names):
+                return self._file(names[i])
+            if kind == "segment":
+                return self._file(_segment_name(i))
         for name, view in zip(names, (snap.delta, *snap.index_views)):
             try:
                 e = view.get(key, _MISSING)
@@ -626,7 +648,7 @@ class Store(MutableMapping):
             try:
                 value = _bale._store_get(key, sources, handles, _MISSING)
             except FormatError as err:
-                raise _format_error(self._where(key), f"value of key {key!r}: {err}") from None
+                raise _format_error(self._where(key, err), f"value of key {key!r}: {err}") from None
         else:
             self._check_open()
             e = self._live_entry(key)
@@ -635,23 +657,21 @@ class Store(MutableMapping):
             _check_key(key)
         return value
 
-    def __getitem__(self, key):
-        if self._txn is None and not self._closed:
-            # `_value`'s first branch, inlined: a get outside any batch is
-            # one Python frame and one call into Rust.
-            sources, handles = self._fast
-            try:
-                value = _bale._store_get(key, sources, handles, _MISSING)
-            except FormatError as err:
-                raise _format_error(self._where(key), f"value of key {key!r}: {err}") from None
-            if value is not _MISSING:
-                return value
-            _check_key(key)
-            raise KeyError(key)
+    # `s[k]` and `k in s` are `_bale._StoreReads.__getitem__`/`__contains__`;
+    # they call these when `_gate` handed them nothing, or on an error.
+
+    def _get_slow(self, key):
         value = self._value(key)
         if value is _MISSING:
             raise KeyError(key)
         return value
+
+    def _get_missing(self, key):
+        _check_key(key)
+        raise KeyError(key)
+
+    def _get_failed(self, key, err):
+        raise _format_error(self._where(key, err), f"value of key {key!r}: {err}") from None
 
     def get(self, key, default=None):
         value = self._value(key)
@@ -666,13 +686,13 @@ class Store(MutableMapping):
             raise KeyError(key)
         return self._handle(e)
 
-    def __contains__(self, key) -> bool:
+    def _contains_slow(self, key) -> bool:
         if not self._closed and self._my_txn() is None:
             sources, handles = self._fast
             try:
                 return _bale._store_get(key, sources, handles, _MISSING, False) is not _MISSING
             except FormatError as err:
-                raise _format_error(self._where(key), f"value of key {key!r}: {err}") from None
+                raise _format_error(self._where(key, err), f"value of key {key!r}: {err}") from None
         self._check_open()
         return self._live_entry(key) is not None
 
@@ -781,6 +801,7 @@ class Store(MutableMapping):
                 raise ValueError(f"store {self._path} was closed inside a batch; nothing of the batch was committed")
             if txn.pid != os.getpid():
                 self._txn = None  # the parent's: neither committed nor unlocked here
+                self._gate()
                 raise RuntimeError("a batch begun before fork() cannot be committed in the child process")
             self._commit()
 
@@ -801,6 +822,7 @@ class Store(MutableMapping):
             self._unlock()
             raise
         self._txn = _Txn(self._snap)
+        self._gate()
 
     def _current(self) -> _Txn:
         txn = self._txn
@@ -812,6 +834,7 @@ class Store(MutableMapping):
         reached the disk (its superblock write failed part-way), so the
         files it names must stay; the next writer sweeps them if not."""
         txn, self._txn = self._current(), None
+        self._gate()
         if txn.pid != os.getpid():
             return  # a child of fork(): the transaction and the lock are the parent's
         try:
@@ -1079,6 +1102,7 @@ class Store(MutableMapping):
             changed = txn.pending or txn.dead_files or full_merge or txn.segments.keys() != self._snap.segments.keys()
             if not changed and all(txn.segments[s].row() == self._snap.segments[s].row() for s in txn.segments):
                 self._txn = None
+                self._gate()
                 self._unlock()
                 return
             for seg in sorted(txn.touched):
@@ -1138,6 +1162,7 @@ class Store(MutableMapping):
             raise
         # Committed: what the new commit no longer names can go.
         self._txn = None
+        self._gate()
         try:
             for name in txn.dead_files + replaced:
                 try:
@@ -1382,6 +1407,7 @@ class Store(MutableMapping):
             if self._txn is not None:
                 self._abort()
             self._closed = True
+            self._gate()
             self._close_seg_fds()
             if self._lock_fd >= 0:
                 os.close(self._lock_fd)
@@ -1389,6 +1415,7 @@ class Store(MutableMapping):
             self._lineages = {}
             self._maps = {}
             self._fast = ((), {})
+            self._gate()
             self._in_memory = set()
 
     def __enter__(self) -> Store:

@@ -317,6 +317,7 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(store_index::_save_index, m)?)?;
     m.add_function(wrap_pyfunction!(_xxh3, m)?)?;
     m.add_function(wrap_pyfunction!(store_index::_store_get, m)?)?;
+    m.add_class::<store_index::StoreReads>()?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(_layout_checks, m)?)?;
     m.add_function(wrap_pyfunction!(_compact_by_frames, m)?)?;

@@ -199,65 +199,184 @@ pub fn _store_get(
     missing: &Bound<'_, PyAny>,
     value: bool,
 ) -> PyResult<Py<PyAny>> {
-    for source in sources.iter() {
+    Ok(store_lookup(py, key, sources, handles, value)?.unwrap_or_else(|| missing.clone().unbind()))
+}
+
+/// `_store_get`'s lookup: the value (or `True` when `value` is false), or
+/// `None` for a missing key. A `FormatError` carries `_bale_place`: the
+/// index level (`("level", i)`, `i` counting `sources` from 0) or the
+/// segment (`("segment", id)`) whose bytes are wrong, for the store to
+/// name the file.
+fn store_lookup(
+    py: Python<'_>,
+    key: &Bound<'_, PyAny>,
+    sources: &Bound<'_, PyTuple>,
+    handles: &Bound<'_, PyDict>,
+    value: bool,
+) -> PyResult<Option<Py<PyAny>>> {
+    let Some(Entry { segment, end, root, flags }) = find_entry(key, sources)? else {
+        return Ok(None);
+    };
+    let Some(handle) = handles.get_item(segment)? else {
+        return Ok(None);
+    };
+    if !value {
+        // `k in s` reads the index alone, as in a batch
+        // (`Store._live_entry`): a live entry is enough; the value's
+        // bytes are read, and checked, by a get.
+        return Ok(Some(pyo3::types::PyBool::new(py, true).to_owned().into_any().unbind()));
+    }
+    let segment_py = handle.cast::<crate::region::Region>()?;
+    read_value(py, segment_py, end, root, flags).map(Some).map_err(|e| placed(py, e, "segment", segment as usize))
+}
+
+/// The entry of `key` in the first level of `sources` that has it
+/// (`None` inside: a deleted key); `None` when no level has it.
+fn find_entry(key: &Bound<'_, PyAny>, sources: &Bound<'_, PyTuple>) -> PyResult<Option<Entry>> {
+    let py = key.py();
+    for (level, source) in sources.iter().enumerate() {
         let view = source.cast::<DictView>()?.get();
         let reg = view.region.get();
-        if view.dict.row.is_some() {
-            return Err(FormatError::new_err("a store's index level is a table row, not a dict"));
-        }
-        let found = match reg.index_table() {
-            Some(table) if table_key(key) => {
-                let found = find_in_table(reg, view.dict, &table, key)?;
-                if found.is_none() {
-                    reg.check_index_table_once(|| check_buckets(reg, view.dict, &table))?;
-                }
-                found
+        let found = (|| {
+            if view.dict.row.is_some() {
+                return Err(FormatError::new_err("a store's index level is a table row, not a dict"));
             }
-            _ => match find_key(reg, view.dict, key)? {
-                Some(i) => Some(entry_of(reg, view.dict, i, key)?),
-                None => None,
-            },
-        };
-        let Some(entry) = found else { continue };
-        let Some(Entry { segment, end, root, flags }) = entry else {
-            return Ok(missing.clone().unbind());
-        };
-        let Some(handle) = handles.get_item(segment)? else {
-            return Ok(missing.clone().unbind());
-        };
-        if !value {
-            // `k in s` reads the index alone, as in a batch
-            // (`Store._live_entry`): a live entry is enough; the value's
-            // bytes are read, and checked, by a get.
-            return Ok(pyo3::types::PyBool::new(py, true).to_owned().into_any().unbind());
+            let found = match reg.index_table() {
+                Some(table) if table_key(key) => {
+                    let found = find_in_table(reg, view.dict, &table, key)?;
+                    if found.is_none() {
+                        reg.check_index_table_once(|| check_buckets(reg, view.dict, &table))?;
+                    }
+                    found
+                }
+                _ => match find_key(reg, view.dict, key)? {
+                    Some(i) => Some(entry_of(reg, view.dict, i, key)?),
+                    None => None,
+                },
+            };
+            if let Some(Some(e)) = found {
+                if usize::try_from(e.end).is_err() {
+                    return Err(FormatError::new_err(format!("index entry of key {key}: end {} out of range", e.end)));
+                }
+            }
+            Ok(found)
+        })()
+        .map_err(|e| placed(py, e, "level", level))?;
+        if let Some(entry) = found {
+            return Ok(entry);
         }
-        let segment_py = handle.cast::<crate::region::Region>()?;
-        let segment = segment_py.get();
-        // The value's root is read after the checks below: its miss
-        // overlaps them.
-        if let Some(target) = bale_core::Reader::slot_target(root) {
-            crate::compactor::prefetch(segment.buf().as_ptr().wrapping_add(target) as *mut _);
-        }
-        let Ok(end) = usize::try_from(end) else {
-            return Err(FormatError::new_err(format!("index entry of key {key}: end {end} out of range")));
-        };
-        if flags == segment.flags()
-            && end >= bale_core::format::HEADER_LEN
-            && end.is_multiple_of(8)
-            && end <= segment.buf().len()
-        {
-            // The value reads through the segment's own handle: the root
-            // checked against the value's end as `value_handle` would, and
-            // every slot below it against its container, as in any region;
-            // no handle object per get. (Other flags need a handle of their
-            // own: they change how slots are read.)
-            let root_value = segment.check_open()?.reader().decode(root, end).map_err(format_error)?;
-            return value_to_py(py, &segment_py.clone().unbind(), &root_value);
-        }
-        let value = segment.value_handle(end, root, flags)?;
-        let region = crate::new_region(py, value)?;
-        let root_value = region.get().root_value()?;
-        return value_to_py(py, &region, &root_value);
     }
-    Ok(missing.clone().unbind())
+    Ok(None)
+}
+
+/// The value an entry names in its segment.
+fn read_value(
+    py: Python<'_>,
+    segment_py: &Bound<'_, crate::region::Region>,
+    end: u64,
+    root: u64,
+    flags: u32,
+) -> PyResult<Py<PyAny>> {
+    let segment = segment_py.get();
+    // The value's root is read after the checks below: its miss
+    // overlaps them.
+    if let Some(target) = bale_core::Reader::slot_target(root) {
+        crate::compactor::prefetch(segment.buf().as_ptr().wrapping_add(target) as *mut _);
+    }
+    let end = end as usize; // checked by `find_entry`
+    if flags == segment.flags()
+        && end >= bale_core::format::HEADER_LEN
+        && end.is_multiple_of(8)
+        && end <= segment.buf().len()
+    {
+        // The value reads through the segment's own handle: the root
+        // checked against the value's end as `value_handle` would, and
+        // every slot below it against its container, as in any region;
+        // no handle object per get. (Other flags need a handle of their
+        // own: they change how slots are read.)
+        let root_value = segment.check_open()?.reader().decode(root, end).map_err(format_error)?;
+        return value_to_py(py, &segment_py.clone().unbind(), &root_value);
+    }
+    let value = segment.value_handle(end, root, flags)?;
+    let region = crate::new_region(py, value)?;
+    let root_value = region.get().root_value()?;
+    value_to_py(py, &region, &root_value)
+}
+
+/// `err` with the file it is about, when it is a `FormatError`.
+fn placed(py: Python<'_>, err: PyErr, kind: &str, index: usize) -> PyErr {
+    if err.is_instance_of::<FormatError>(py) {
+        // Only an attribute of a fresh exception object: setting it cannot
+        // fail but for memory, and then the error goes unplaced.
+        let _ = err.value(py).setattr(pyo3::intern!(py, "_bale_place"), (kind, index));
+    }
+    err
+}
+
+/// The base class of `bale.Store`: `s[k]` and `k in s` outside a batch in
+/// one call into Rust, with no Python frame (a get from a large store
+/// spends most of its time on memory misses; the frame was a tenth of it).
+///
+/// The store sets what the lookup reads (`_set_fast`) whenever its
+/// snapshot changes, and clears it while a batch is open or after
+/// `close()`; then, and for every error, the class's Python methods
+/// decide (`_get_slow`, `_contains_slow`, `_get_failed`, `_get_missing`).
+#[pyclass(subclass, frozen, module = "bale._bale", name = "_StoreReads")]
+pub struct StoreReads {
+    /// The index levels, newest first, and the segment handles by id.
+    fast: std::sync::Mutex<Option<(Py<PyTuple>, Py<PyDict>)>>,
+}
+
+impl StoreReads {
+    fn fast(&self, py: Python<'_>) -> Option<(Py<PyTuple>, Py<PyDict>)> {
+        // Cloned out of the lock: the lookup may run Python code (a
+        // region's exporter, an error's formatting).
+        let fast = self.fast.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        fast.as_ref().map(|(sources, handles)| (sources.clone_ref(py), handles.clone_ref(py)))
+    }
+}
+
+#[pymethods]
+impl StoreReads {
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
+        StoreReads { fast: std::sync::Mutex::new(None) }
+    }
+
+    /// What gets read without a Python frame: `(sources, handles)` as
+    /// `_store_get` takes them, or None to send them to `_get_slow`.
+    fn _set_fast(&self, fast: Option<(Py<PyTuple>, Py<PyDict>)>) {
+        *self.fast.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = fast;
+    }
+
+    fn __getitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let Some((sources, handles)) = slf.get().fast(py) else {
+            return Ok(slf.call_method1(pyo3::intern!(py, "_get_slow"), (key,))?.unbind());
+        };
+        match store_lookup(py, key, sources.bind(py), handles.bind(py), true) {
+            Ok(Some(value)) => Ok(value),
+            Ok(None) => Ok(slf.call_method1(pyo3::intern!(py, "_get_missing"), (key,))?.unbind()),
+            Err(err) if err.is_instance_of::<FormatError>(py) => {
+                Ok(slf.call_method1(pyo3::intern!(py, "_get_failed"), (key, err.into_value(py)))?.unbind())
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    fn __contains__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let py = slf.py();
+        let Some((sources, handles)) = slf.get().fast(py) else {
+            return slf.call_method1(pyo3::intern!(py, "_contains_slow"), (key,))?.is_truthy();
+        };
+        match store_lookup(py, key, sources.bind(py), handles.bind(py), false) {
+            Ok(found) => Ok(found.is_some()),
+            Err(err) if err.is_instance_of::<FormatError>(py) => {
+                slf.call_method1(pyo3::intern!(py, "_get_failed"), (key, err.into_value(py)))?;
+                Ok(false)
+            }
+            Err(err) => Err(err),
+        }
+    }
 }
