@@ -737,11 +737,12 @@ def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: b
             f"{parts['s[k]'] * 1e9:.0f} ns (`k in s`, the same lookup without the value: "
             f"{parts['index entry'] * 1e9:.0f} ns); `[\"name\"]` on a view {parts['field of a view'] * 1e9:.0f} ns "
             f"(a native dict: {parts['dict lookup'] * 1e9:.0f} ns, loop included). `s[k]` is one call into Rust "
-            "(`_bale._store_get`: the key in the commit's delta, then in each index file, newest first, in its "
-            "lookup table: one 32-byte bucket holding the key's hash, its slot and its entry, then the key's "
-            "bytes compared; the value's root view on the segment's own handle, with no handle object per get) "
-            "inside `Store.__getitem__`'s Python frame. What remains is mostly memory latency: at 1M keys the "
-            "bucket, the key's bytes, the value's root and its field each miss the CPU caches and the TLB.",
+            "with no Python frame (`Store`'s base class `_bale._StoreReads`: the key in the commit's delta, then "
+            "in each index file, newest first, in its lookup table: one 32-byte bucket holding the key's hash, "
+            "its slot and its entry; the value's root prefetched from the bucket while the key's bytes are "
+            "compared; the root view on the segment's own handle, with no handle object per get). What remains "
+            "is mostly memory latency: at 1M keys the bucket, the key's bytes, the value's root and its field "
+            "each miss the CPU caches and the TLB (the key and the root now in flight together).",
             "",
         ]
         full = mode == "full"

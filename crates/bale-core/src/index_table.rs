@@ -144,7 +144,19 @@ impl<'a> Table<'a> {
     /// (asked only of buckets with the hash's top 32 bits): `Some(None)`
     /// for a deleted key, `None` for one the table does not hold.
     #[inline]
-    pub fn find(&self, hash: u64, mut is_key: impl FnMut(u64) -> Result<bool>) -> Result<Option<Option<Entry>>> {
+    pub fn find(&self, hash: u64, is_key: impl FnMut(u64) -> Result<bool>) -> Result<Option<Option<Entry>>> {
+        self.find_then(hash, |_, _| {}, is_key)
+    }
+
+    /// `find`, calling `candidate(segment, root)` for a bucket whose hash
+    /// bits match before its key is compared: a get prefetches the value's
+    /// root there, so that its miss overlaps the key's.
+    pub fn find_then(
+        &self,
+        hash: u64,
+        mut candidate: impl FnMut(u32, u64),
+        mut is_key: impl FnMut(u64) -> Result<bool>,
+    ) -> Result<Option<Option<Entry>>> {
         let mut p = home(hash, self.n);
         for _ in 0..self.n {
             let b = &self.buckets[p * BUCKET_LEN..][..BUCKET_LEN];
@@ -154,7 +166,10 @@ impl<'a> Table<'a> {
             }
             let (w0, w2, root) = (read_u64(b, 0), read_u64(b, 16), read_u64(b, 24));
             let segment = w0 as u32;
-            if (w0 ^ hash ^ bucket_check(segment, slot, w2, root)) >> 32 == 0 && is_key(slot)? {
+            if (w0 ^ hash ^ bucket_check(segment, slot, w2, root)) >> 32 == 0 && {
+                candidate(segment, root);
+                is_key(slot)?
+            } {
                 if segment == DELETED {
                     return Ok(Some(None));
                 }
@@ -240,6 +255,17 @@ mod tests {
                 assert_eq!(t.find(hash, |s| Ok(s == slot + 1)).unwrap(), None);
             }
             assert_eq!(t.find(12345, |_| Ok(false)).unwrap(), None);
+            // `find_then` names each candidate's segment and root before its
+            // key is compared: the found key's among them, and only buckets
+            // whose hash bits match.
+            for &(hash, slot, entry) in items.iter().take(50) {
+                let mut seen = Vec::new();
+                let found = t.find_then(hash, |seg, root| seen.push((seg, root)), |s| Ok(s == slot)).unwrap();
+                assert_eq!(found, Some(entry));
+                let (seg, root) = entry.map_or((DELETED, 0), |e| (e.segment, e.root));
+                assert_eq!(seen.last(), Some(&(seg, root)));
+                assert!(seen.len() <= 2, "{seen:?}");
+            }
         }
     }
 

@@ -83,17 +83,18 @@ fn find_in_table(
     dict: Dict,
     table: &Table<'_>,
     key: &Bound<'_, PyAny>,
+    candidate: impl FnMut(u32, u64),
 ) -> PyResult<Option<Option<Entry>>> {
     let r = reg.reader();
     let limit = dict.shape.start;
     let found = if unsafe { pyo3::ffi::PyUnicode_CheckExact(key.as_ptr()) } != 0 {
         let (width, units) = unsafe { crate::ffi::pyunicode::str_units(key.as_ptr()) };
-        table.find(bale_core::hash::hash_str_units(units), |slot| {
+        table.find_then(bale_core::hash::hash_str_units(units), candidate, |slot| {
             Ok(matches!(r.decode(slot, limit)?, Value::Str(s) if s.width == width && s.units() == units))
         })
     } else {
         let bytes = key.cast::<pyo3::types::PyBytes>()?.as_bytes();
-        table.find(bale_core::hash::hash_bytes(bytes), |slot| {
+        table.find_then(bale_core::hash::hash_bytes(bytes), candidate, |slot| {
             Ok(matches!(r.decode(slot, limit)?, Value::Bytes(s) if s == bytes))
         })
     };
@@ -214,7 +215,22 @@ fn store_lookup(
     handles: &Bound<'_, PyDict>,
     value: bool,
 ) -> PyResult<Option<Py<PyAny>>> {
-    let Some(Entry { segment, end, root, flags }) = find_entry(key, sources)? else {
+    // A candidate bucket's value root is prefetched before its key is
+    // compared (two misses in flight rather than one after the other).
+    let prefetch_root = |segment: u32, root: u64| {
+        if !value {
+            return;
+        }
+        if let (Ok(Some(handle)), Some(target)) = (handles.get_item(segment), bale_core::Reader::slot_target(root)) {
+            if let Ok(region) = handle.cast::<crate::region::Region>() {
+                let buf = region.get().buf();
+                if target < buf.len() {
+                    crate::compactor::prefetch(buf.as_ptr().wrapping_add(target) as *mut _);
+                }
+            }
+        }
+    };
+    let Some(Entry { segment, end, root, flags }) = find_entry(key, sources, prefetch_root)? else {
         return Ok(None);
     };
     let Some(handle) = handles.get_item(segment)? else {
@@ -232,7 +248,11 @@ fn store_lookup(
 
 /// The entry of `key` in the first level of `sources` that has it
 /// (`None` inside: a deleted key); `None` when no level has it.
-fn find_entry(key: &Bound<'_, PyAny>, sources: &Bound<'_, PyTuple>) -> PyResult<Option<Entry>> {
+fn find_entry(
+    key: &Bound<'_, PyAny>,
+    sources: &Bound<'_, PyTuple>,
+    mut candidate: impl FnMut(u32, u64),
+) -> PyResult<Option<Entry>> {
     let py = key.py();
     for (level, source) in sources.iter().enumerate() {
         let view = source.cast::<DictView>()?.get();
@@ -243,7 +263,7 @@ fn find_entry(key: &Bound<'_, PyAny>, sources: &Bound<'_, PyTuple>) -> PyResult<
             }
             let found = match reg.index_table() {
                 Some(table) if table_key(key) => {
-                    let found = find_in_table(reg, view.dict, &table, key)?;
+                    let found = find_in_table(reg, view.dict, &table, key, &mut candidate)?;
                     if found.is_none() {
                         reg.check_index_table_once(|| check_buckets(reg, view.dict, &table))?;
                     }
