@@ -118,9 +118,9 @@ fuzz-binding: $(PY)
 DBG_PYTHON ?= python3.11-dbg
 VENV_DBG := .venv-dbg
 PY_DBG := $(VENV_DBG)/bin/python
-HEAVY_TESTS := --ignore=tests/test_dask.py --ignore=tests/test_ray.py --ignore=tests/test_benchmarks_smoke.py \
-	--ignore=tests/test_fork_memory.py \
-	--deselect=tests/test_examples.py::test_latency_benchmark_runs_end_to_end_on_small_trees
+HEAVY_TESTS := --ignore=tests/integration/test_dask.py --ignore=tests/integration/test_ray.py --ignore=tests/integration/test_benchmarks_smoke.py \
+	--ignore=tests/integration/test_fork_memory.py \
+	--deselect=tests/integration/test_examples.py::test_latency_benchmark_runs_end_to_end_on_small_trees
 
 $(PY_DBG):
 	command -v $(DBG_PYTHON) >/dev/null 2>&1 || { apt-get update && apt-get install -y python3.11-dbg python3.11-venv; }

@@ -3,7 +3,7 @@
 # user installs it: a wheel built with maturin for that interpreter,
 # installed into a fresh virtual environment (.venv-X) with no Rust
 # toolchain on PATH; the checkout's python/ is never on sys.path
-# (tests/test_installed_wheel.py checks where bale came from).
+# (tests/integration/test_installed_wheel.py checks where bale came from).
 #
 # The Dask, Ray and benchmark smoke tests, and the latency benchmark's test
 # (it needs the bench extra), run on 3.11 only (make test).
@@ -72,12 +72,13 @@ rm -rf "$venv"
 # pytest runs in the checkout (the tests read tests/vectors, examples,
 # README.md), through the venv's pytest script: unlike `python -m pytest`
 # it does not put the current directory on sys.path, and pytest itself
-# adds only tests/ (for the tests' helper modules), never python/.
+# adds only tests/ and its group folders (tests/conftest.py puts tests/
+# there for the helper modules), never python/.
 export BALE_TEST_INSTALLED_WHEEL="$wheel"
 status=0
 "$venv/bin/pytest" -q -p no:cacheprovider \
-    --ignore=tests/test_dask.py --ignore=tests/test_ray.py --ignore=tests/test_benchmarks_smoke.py \
-    --deselect=tests/test_examples.py::test_latency_benchmark_runs_end_to_end_on_small_trees \
+    --ignore=tests/integration/test_dask.py --ignore=tests/integration/test_ray.py --ignore=tests/integration/test_benchmarks_smoke.py \
+    --deselect=tests/integration/test_examples.py::test_latency_benchmark_runs_end_to_end_on_small_trees \
     --durations=5 \
     "$@" || status=$?
 exit $status

@@ -10,7 +10,14 @@ import tempfile
 
 import pytest
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+TESTS_DIR = pathlib.Path(__file__).resolve().parent
+REPO_ROOT = TESTS_DIR.parent
+
+# The tests live in tests/unit, tests/integration and tests/adversarial; the
+# helper modules they import by name (_bale_testlib, _fuzz_child,
+# _store_child, this conftest) stay here, in tests/.
+if str(TESTS_DIR) not in sys.path:
+    sys.path.insert(0, str(TESTS_DIR))
 
 # Real JSON corpora live beside the repository, never inside it.
 JSON_CORPUS_DIR = REPO_ROOT.parent / "shared" / "data" / "json"

@@ -4,7 +4,7 @@ vectors in ``tests/vectors``) when they were made.
 
 ``expected.json`` was written by the implementation of ``region_stats``
 that kept a hash set of every object (before issue 20, item 6);
-``tests/test_info_stats.py`` and the unit tests of
+``tests/unit/test_info_stats.py`` and the unit tests of
 ``crates/bale-core/src/stats.rs`` check that today's walk says the same.
 Run it again only to add a region (``python tests/info_regions/make.py``);
 the files are committed, so changes to the writer do not change them.

@@ -829,7 +829,7 @@ fn readme() -> String {
          `cargo test -p bale-core --test golden` checks that the files, this README\n\
          and `vectors.json` still match the generator, byte for byte, and decodes\n\
          every file. `vectors.json` lists each vector's name and its value as a\n\
-         Python expression, evaluated by `tests/test_golden.py` with `inf` and `nan`\n\
+         Python expression, evaluated by `tests/unit/test_golden.py` with `inf` and `nan`\n\
          bound to `math.inf` and `math.nan`; `bale.compact(value)` must give the\n\
          file's bytes. Set elements are small non-negative ints (or a single\n\
          element), so CPython iterates them in the order written here.\n\

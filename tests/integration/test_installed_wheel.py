@@ -19,7 +19,7 @@ import pytest
 import bale
 
 WHEEL = os.environ.get("BALE_TEST_INSTALLED_WHEEL")
-REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(not WHEEL, reason="only under make test-py (BALE_TEST_INSTALLED_WHEEL unset)")
 

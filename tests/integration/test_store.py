@@ -19,7 +19,7 @@ import pytest
 import bale
 from bale import _bale, _store
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/, with the helpers
 sys.path.insert(0, HERE)
 from _store_child import LABELS, value_of  # noqa: E402
 from conftest import mounted_tmpfs  # noqa: E402

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("mypy")
 
-ALLOWLIST = pathlib.Path(__file__).with_name("stubtest_allowlist.txt")
+ALLOWLIST = pathlib.Path(__file__).resolve().parents[1] / "stubtest_allowlist.txt"
 
 
 # Entries that hold only before CPython 3.12: from 3.12 on, the buffer
@@ -43,6 +43,6 @@ def test_the_version_is_written_in_one_place():
 
     import bale
 
-    cargo = (pathlib.Path(__file__).parent.parent / "Cargo.toml").read_text()
+    cargo = (pathlib.Path(__file__).resolve().parents[2] / "Cargo.toml").read_text()
     workspace = re.search(r'^\[workspace\.package\]\s*\nversion = "([^"]+)"', cargo, re.M).group(1)
     assert bale.__version__ == bale._bale.__version__ == importlib.metadata.version("bale") == workspace

@@ -23,7 +23,7 @@ VERSION = sys.version_info[:2]
 def checks():
     checks = bale._bale._layout_checks()
     if checks["fast_paths_switched_off"]:
-        pytest.skip("BALE_NO_FAST_PATHS is set: every fast path is off (tests/test_tables.py checks that)")
+        pytest.skip("BALE_NO_FAST_PATHS is set: every fast path is off (tests/unit/test_tables.py checks that)")
     return checks
 
 

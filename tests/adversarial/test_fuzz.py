@@ -21,7 +21,7 @@ import pytest
 import bale
 from _bale_testlib import HAVE_XXHASH, Writer, fix_checksum, put_u32, slot_int, slot_tuple
 
-CHILD = pathlib.Path(__file__).with_name("_fuzz_child.py")
+CHILD = pathlib.Path(__file__).resolve().parents[1] / "_fuzz_child.py"
 TIMEOUT = 300  # seconds for one child run; far above its normal run time
 
 

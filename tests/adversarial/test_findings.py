@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-FINDINGS = sorted((pathlib.Path(__file__).parent / "findings").glob("review_*.py"))
+FINDINGS = sorted((pathlib.Path(__file__).resolve().parents[1] / "findings").glob("review_*.py"))
 CLEAN = ("bale.CompactError:", "bale.FormatError:", "bale.ThawError:")
 
 

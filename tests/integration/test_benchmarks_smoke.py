@@ -22,7 +22,7 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH = os.path.join(ROOT, "benchmarks")
 HAS_RAY = importlib.util.find_spec("ray") is not None
 # benchmark name in the run table -> the section it writes

@@ -13,7 +13,7 @@ import pytest
 import bale
 from bale import cli
 
-HERE = pathlib.Path(__file__).resolve().parent
+HERE = pathlib.Path(__file__).resolve().parents[1]  # tests/
 REGIONS = HERE / "info_regions"
 EXPECTED = json.loads((REGIONS / "expected.json").read_text())
 

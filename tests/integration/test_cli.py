@@ -233,7 +233,7 @@ def test_bench_outside_a_checkout_says_where_to_run_it(tmp_path):
 
 def test_bench_passes_its_arguments_to_run_all(tmp_path):
     # From a folder inside the checkout: run_all.py is found above; the report goes to tmp_path.
-    root = pathlib.Path(__file__).resolve().parent.parent
+    root = pathlib.Path(__file__).resolve().parents[2]
     report = tmp_path / "REPORT.md"
     p = subprocess.run(BALE + ["bench", "--smoke", "--only", "growth", "--report", str(report)],
                        capture_output=True, timeout=120, cwd=root / "benchmarks")

@@ -622,7 +622,7 @@ def test_readme_example_runs(tmp_path):
     """The README's example of typed values runs as a script, as written."""
     import pathlib
 
-    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
     block = readme.split("## Types beyond JSON")[1].split("```python")[1].split("```")[0]
     script = tmp_path / "example.py"
     script.write_text(block + "\nprint(t.price, t.side, region.root['path'][1].y, w.shape, region.types()[0][0])\n")

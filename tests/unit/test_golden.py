@@ -21,7 +21,7 @@ import pytest
 
 import bale
 
-VECTORS = pathlib.Path(__file__).parent / "vectors"
+VECTORS = pathlib.Path(__file__).resolve().parents[1] / "vectors"
 
 
 def _cases():

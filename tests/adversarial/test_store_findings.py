@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-HERE = pathlib.Path(__file__).parent / "store_findings"
+HERE = pathlib.Path(__file__).resolve().parents[1] / "store_findings"
 SCRIPTS = sorted(HERE.glob("[0-9][0-9]_*.py"))
 # Arguments that keep the harnesses short in the suite (their defaults run longer).
 ARGS = {"16": ["3"]}
