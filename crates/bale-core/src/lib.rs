@@ -41,8 +41,8 @@ pub use columns::{Child, Column, ColumnKind};
 pub use equality::values_eq;
 pub use error::{FormatError, Result};
 pub use reader::{
-    announced_length, compute_checksum, compute_checksum_split, header_bytes, parse_header, xxh3_64, ChecksumStream,
-    Dict, Header, NdArray, NumList, Number, Reader, RecType, Record, Region, Seq, Str, Table, Value,
+    announced_length, compute_checksum, compute_checksum_split, fill_checksum, header_bytes, parse_header, xxh3_64,
+    ChecksumStream, Dict, Header, NdArray, NumList, Number, Reader, RecType, Record, Region, Seq, Str, Table, Value,
 };
 pub use transplant::Transplant;
 pub use typed::Ext;

@@ -332,6 +332,15 @@ pub fn xxh3_64(bytes: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(bytes)
 }
 
+/// Writes a whole region's checksum into its header. The field is zeroed
+/// first, so the bytes hash in one pass (XXH3's one-shot form, which gives
+/// the same value as the streaming one `compute_checksum` uses).
+pub fn fill_checksum(buf: &mut [u8]) {
+    buf[OFF_CHECKSUM..OFF_CHECKSUM + 8].fill(0);
+    let sum = xxh3_64(buf);
+    buf[OFF_CHECKSUM..OFF_CHECKSUM + 8].copy_from_slice(&sum.to_le_bytes());
+}
+
 /// XXH3-64 of the region with its checksum field taken as zero.
 pub fn compute_checksum(buf: &[u8]) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();

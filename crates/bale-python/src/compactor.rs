@@ -447,6 +447,14 @@ impl<'py> Compactor<'py> {
         builder.finish(root)
     }
 
+    /// `region_bytes` with the checksum field left zero, for a storage
+    /// that writes it later (`Storage::owned_unsummed`).
+    pub fn region_bytes_unsummed(&mut self, root: u64) -> Vec<u8> {
+        let mut builder = std::mem::take(&mut self.builder);
+        builder.set_flags(self.flags());
+        builder.finish_unsummed(root)
+    }
+
     /// Compacts `root` and returns its slot.
     pub fn run(&mut self, root: &Bound<'py, PyAny>) -> PyResult<u64> {
         // The cyclic GC stays off: its finalizers are Python code that could

@@ -45,13 +45,15 @@ use crate::views::{untracked, view_parts};
 fn compact(py: Python<'_>, obj: &Bound<'_, PyAny>, share: bool) -> PyResult<Py<Region>> {
     let mut c = compactor::Compactor::new(py, 1 << 16).share(share);
     let root = c.run(obj)?;
-    let bytes = c.region_bytes(root);
+    // The checksum is written when the bytes are first read as bytes (Note
+    // [The checksum written late] in storage.rs).
+    let bytes = c.region_bytes_unsummed(root);
     let checked = |r: Region| if c.copied_unchecked { r } else { r.written_here() };
     if c.wrote_arrays {
-        let (storage, len) = Storage::owned_aligned(bytes).map_err(|e| PyOSError::new_err(e.to_string()))?;
+        let (storage, len) = Storage::owned_aligned(bytes, false).map_err(|e| PyOSError::new_err(e.to_string()))?;
         return new_region(py, checked(Region::adopt_prefix(py, storage, len, false)?));
     }
-    new_region(py, checked(Region::adopt(py, Storage::owned(bytes), false)?))
+    new_region(py, checked(Region::adopt(py, Storage::owned_unsummed(bytes), false)?))
 }
 
 pub(crate) fn new_region(py: Python<'_>, region: Region) -> PyResult<Py<Region>> {

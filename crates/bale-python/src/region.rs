@@ -404,6 +404,7 @@ impl Region {
     /// made once, for a handle made by append.
     pub fn contiguous(&self) -> &[u8] {
         if !self.grown {
+            self.storage.ensure_checksum();
             return self.buf();
         }
         self.standalone.get_or_init(|| {
@@ -599,6 +600,9 @@ impl Region {
                 "span {start}..{end} is not within the region's {} bytes",
                 self.len
             )));
+        }
+        if start < HEADER_LEN {
+            self.storage.ensure_checksum();
         }
         Ok(PyBytes::new(py, &self.buf()[start..end]))
     }

@@ -6,6 +6,7 @@
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use bale_core::format::{HEADER_LEN, OFF_CHECKSUM, OFF_TOTAL_LEN};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
@@ -38,6 +39,9 @@ pub struct Storage {
     readable: AtomicUsize,
     /// Bytes that may be written past the region: 0 for memory bale does not own.
     capacity: usize,
+    /// For a region compacted here and not read as bytes yet: its header's
+    /// checksum is still zero, and `ensure_checksum` writes it once.
+    unsummed: Option<std::sync::OnceLock<()>>,
     _backing: Backing,
 }
 
@@ -60,12 +64,19 @@ const KEEP_SPARE_FROM: usize = 128 << 10;
 const MIN_RESERVATION: usize = 64 << 20;
 
 impl Storage {
+    /// A region compacted here whose header's checksum field is still zero
+    /// (`Builder::finish_unsummed`): it is written at the first read of the
+    /// bytes as bytes (`ensure_checksum`).
+    pub fn owned_unsummed(bytes: Vec<u8>) -> Storage {
+        Storage { unsummed: Some(std::sync::OnceLock::new()), ..Storage::owned(bytes) }
+    }
+
     pub fn owned(mut bytes: Vec<u8>) -> Storage {
         if bytes.len() < KEEP_SPARE_FROM {
             bytes.shrink_to_fit();
         }
         let (ptr, readable, capacity) = (bytes.as_mut_ptr(), bytes.len(), bytes.capacity());
-        Storage { ptr, readable: AtomicUsize::new(readable), capacity, _backing: Backing::Heap(bytes) }
+        Storage { ptr, readable: AtomicUsize::new(readable), capacity, unsummed: None, _backing: Backing::Heap(bytes) }
     }
 
     /// `bytes` at an address that is a multiple of 64 (numpy data lies at
@@ -73,10 +84,11 @@ impl Storage {
     /// to the next such address in the same allocation (a large one starts
     /// 16 bytes into a page; a copy into fresh pages would fault in every
     /// page of it again). Returns the storage and the region's length.
-    pub fn owned_aligned(mut bytes: Vec<u8>) -> std::io::Result<(Storage, usize)> {
+    pub fn owned_aligned(mut bytes: Vec<u8>, summed: bool) -> std::io::Result<(Storage, usize)> {
         let len = bytes.len();
+        let unsummed = (!summed).then(std::sync::OnceLock::new);
         if (bytes.as_ptr() as usize).is_multiple_of(64) {
-            return Ok((Storage::owned(bytes), len));
+            return Ok((Storage { unsummed, ..Storage::owned(bytes) }, len));
         }
         bytes.reserve(64);
         let shift = (64 - bytes.as_ptr() as usize % 64) % 64;
@@ -85,7 +97,7 @@ impl Storage {
         // SAFETY: `shift + len` bytes are initialized, within the allocation.
         let ptr = unsafe { bytes.as_mut_ptr().add(shift) };
         let capacity = bytes.capacity() - shift;
-        Ok((Storage { ptr, readable: AtomicUsize::new(len), capacity, _backing: Backing::Heap(bytes) }, len))
+        Ok((Storage { ptr, readable: AtomicUsize::new(len), capacity, unsummed, _backing: Backing::Heap(bytes) }, len))
     }
 
     /// A mapping alone: its file descriptor is closed (a store keeps many
@@ -93,19 +105,33 @@ impl Storage {
     /// Appends copy its bytes instead of mapping the file again.
     pub fn mapped_alone(map: memmap2::Mmap) -> Storage {
         let (ptr, readable) = (map.as_ptr() as *mut u8, map.len());
-        Storage { ptr, readable: AtomicUsize::new(readable), capacity: 0, _backing: Backing::Mapped(map, None) }
+        Storage {
+            ptr,
+            readable: AtomicUsize::new(readable),
+            capacity: 0,
+            unsummed: None,
+            _backing: Backing::Mapped(map, None),
+        }
     }
 
     pub fn mapped(map: memmap2::Mmap, file: std::fs::File) -> Storage {
         let (ptr, readable) = (map.as_ptr() as *mut u8, map.len());
         let file = MappedFile { file: std::sync::Arc::new(file), len: readable };
-        Storage { ptr, readable: AtomicUsize::new(readable), capacity: 0, _backing: Backing::Mapped(map, Some(file)) }
+        Storage {
+            ptr,
+            readable: AtomicUsize::new(readable),
+            capacity: 0,
+            unsummed: None,
+            _backing: Backing::Mapped(map, Some(file)),
+        }
     }
 
     /// A new storage with the first `used` bytes of this one and room for
     /// `extra` more. A region file at the start is mapped again, privately
     /// (O(1): its pages are neither read nor copied, and never written back).
     pub fn grown(&self, used: usize, extra: usize) -> std::io::Result<Storage> {
+        // The copy's header is a finished one.
+        self.ensure_checksum();
         let file = match &self._backing {
             Backing::Mapped(_, f) => f.as_ref(),
             Backing::Reserved(_, f) => f.as_ref(),
@@ -156,7 +182,13 @@ impl Storage {
     pub fn exported(buf: ExportedBuffer) -> Storage {
         let b = buf.bytes();
         let (ptr, readable) = (b.as_ptr() as *mut u8, b.len());
-        Storage { ptr, readable: AtomicUsize::new(readable), capacity: 0, _backing: Backing::Exported(buf) }
+        Storage {
+            ptr,
+            readable: AtomicUsize::new(readable),
+            capacity: 0,
+            unsummed: None,
+            _backing: Backing::Exported(buf),
+        }
     }
 
     /// Fresh memory for at least `need` bytes: address space is reserved
@@ -170,7 +202,13 @@ impl Storage {
             Err(_) => memmap2::MmapOptions::new().len(need.max(1)).map_anon()?,
         };
         let (ptr, capacity) = (map.as_mut_ptr(), map.len());
-        Ok(Storage { ptr, readable: AtomicUsize::new(capacity), capacity, _backing: Backing::Reserved(map, None) })
+        Ok(Storage {
+            ptr,
+            readable: AtomicUsize::new(capacity),
+            capacity,
+            unsummed: None,
+            _backing: Backing::Reserved(map, None),
+        })
     }
 
     /// The first `len` bytes; `len` is a length some handle was made with.
@@ -181,6 +219,38 @@ impl Storage {
             return &[];
         }
         unsafe { std::slice::from_raw_parts(self.ptr, len) }
+    }
+
+    // Note [The checksum written late]
+    // A region's header holds the XXH3 of all its bytes. Computing it is
+    // a pass over every byte: for long strings, half of `compact`'s time.
+    // A region used in place by the process that compacted it never needs
+    // it: only its bytes read as bytes do (a buffer export, `bytes()`,
+    // `save`, a store span that covers the header, `verify`, pickling, a
+    // send or a share, which all export). So `compact` leaves the field
+    // zero and the storage writes it at the first such read. The 8 bytes
+    // change once, from zero, under a OnceLock; nothing reads them but
+    // those reads, which all go through `ensure_checksum` (through
+    // `Region::contiguous` or `_span`) and so wait for the write. A storage
+    // grown for appends is copied from a finished header. Tests:
+    // tests/unit/test_checksum.py.
+    /// Writes the checksum of the region at the start of this storage into
+    /// its header, once, when `owned_unsummed` left it zero; else nothing.
+    /// Every read of a region's bytes as bytes (exports, `bytes()`, saves,
+    /// spans, verify) calls it first: see Note [The checksum written late].
+    pub fn ensure_checksum(&self) {
+        let Some(once) = &self.unsummed else { return };
+        once.get_or_init(|| {
+            let header = self.prefix(HEADER_LEN);
+            let total = u64::from_le_bytes(header[OFF_TOTAL_LEN..OFF_TOTAL_LEN + 8].try_into().expect("8 bytes"));
+            // The field is zero, so the bytes as they are hash as FORMAT.md
+            // says (the field taken as zero), in one pass.
+            let sum = bale_core::xxh3_64(self.prefix(total as usize));
+            // SAFETY: heap memory owned here, at least HEADER_LEN bytes;
+            // the 8 bytes written are read by nothing but callers of this
+            // function, which wait for it (the OnceLock).
+            unsafe { std::ptr::copy_nonoverlapping(sum.to_le_bytes().as_ptr(), self.ptr.add(OFF_CHECKSUM), 8) };
+        });
     }
 
     /// All the bytes that exist (for adopting a buffer or a file).
