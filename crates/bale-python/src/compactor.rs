@@ -28,7 +28,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::errors::CompactError;
 use crate::ffi::pylong::int_value;
 use crate::ffi::pyunicode::str_units;
-use crate::ffi::{pybytes, pyfloat, pylist, pytuple};
+use crate::ffi::{pybytes, pydict, pyfloat, pylist, pytuple};
 use crate::region::Region;
 use crate::thawing::thaw_value;
 use crate::typed::{classify, scalar_parts, ArrayParts, Handler};
@@ -85,6 +85,14 @@ pub(crate) enum Frame {
         base: usize,
         member: bool,
     },
+}
+
+/// Where a cached key sequence sits in `Compactor::shape_keys`, and its shape.
+#[derive(Clone, Copy)]
+struct ShapeEntry {
+    start: usize,
+    len: usize,
+    slot: u64,
 }
 
 /// The item array of an exact list or tuple.
@@ -155,7 +163,13 @@ pub struct Compactor<'py> {
     /// compactions by a streaming writer like `shapes_by_content`.
     pub types_by_content: Option<FxHashMap<String, u64>>,
     strings: FxHashMap<usize, u64>,
-    shapes: FxHashMap<Box<[usize]>, u64>,
+    /// Shapes written, by their dicts' key pointers: each cached key
+    /// sequence sits in `shape_keys`, one after another, and `shapes` maps
+    /// its hash to where it is and its slot. (A map of boxed slices
+    /// allocated and freed one per shape cost a tenth of compacting dicts
+    /// whose key sequences are each their own.)
+    shapes: FxHashMap<u64, ShapeEntry>,
+    shape_keys: Vec<usize>,
     /// The key pointers and shape of the last dict entered.
     last_shape: Option<(Vec<usize>, u64)>,
     keepalive: Vec<Py<PyAny>>,
@@ -258,6 +272,7 @@ impl<'py> Compactor<'py> {
             types_by_content: None,
             strings: FxHashMap::default(),
             shapes: FxHashMap::default(),
+            shape_keys: Vec::new(),
             last_shape: None,
             keepalive: Vec::new(),
             frames: Vec::new(),
@@ -1316,9 +1331,17 @@ impl<'py> Compactor<'py> {
     /// pointers are in `self.key_ptrs`: found again, or written.
     pub(crate) unsafe fn shape_of(&mut self, items: usize, n: usize) -> PyResult<u64> {
         // Records in a list mostly repeat the previous one's keys.
+        let key_hash = {
+            let mut h = rustc_hash::FxHasher::default();
+            std::hash::Hash::hash_slice(&self.key_ptrs, &mut h);
+            std::hash::Hasher::finish(&h)
+        };
         let cached = match &self.last_shape {
             Some((keys, s)) if *keys == self.key_ptrs => Some(*s),
-            _ => self.shapes.get(&self.key_ptrs[..]).copied(),
+            _ => self.shapes.get(&key_hash).and_then(|e| {
+                let keys = &self.shape_keys[e.start..][..e.len];
+                (keys == &self.key_ptrs[..]).then_some(e.slot)
+            }),
         };
         let signature = match (&self.shapes_by_content, cached) {
             (Some(_), None) => content_signature(&self.items[items..]),
@@ -1338,8 +1361,12 @@ impl<'py> Compactor<'py> {
                     hashes.push(h);
                 }
                 let s = self.builder.shape(&slots, &hashes);
-                if n <= SHAPE_CACHE_MAX_KEYS {
-                    self.shapes.insert(self.key_ptrs.clone().into_boxed_slice(), s);
+                // Another sequence with the same hash keeps its place (this
+                // one is then written again if met again: never a wrong shape).
+                if n <= SHAPE_CACHE_MAX_KEYS && !self.shapes.contains_key(&key_hash) {
+                    let start = self.shape_keys.len();
+                    self.shape_keys.extend_from_slice(&self.key_ptrs);
+                    self.shapes.insert(key_hash, ShapeEntry { start, len: n, slot: s });
                     self.pending.extend(self.key_ptrs.iter().map(|&k| k as *mut PyObject));
                 }
                 if let (Some(map), Some(sig)) = (&mut self.shapes_by_content, signature) {
@@ -1387,15 +1414,28 @@ impl<'py> Compactor<'py> {
             }
             self.pins.push(list);
         } else {
-            let mut pos: ffi::Py_ssize_t = 0;
-            let mut k: *mut PyObject = std::ptr::null_mut();
-            let mut v: *mut PyObject = std::ptr::null_mut();
-            while ffi::PyDict_Next(obj, &mut pos, &mut k, &mut v) != 0 {
-                if self.items.len() - items < PREFETCH_AHEAD {
-                    prefetch(v);
+            // An exact dict's entry table read directly where its layout is
+            // known (`ffi::pydict::pairs`), else `PyDict_Next`.
+            let direct = if ffi::Py_TYPE(obj) == addr_of_mut!(ffi::PyDict_Type) { pydict::pairs(obj, n) } else { None };
+            if let Some(pairs) = direct {
+                for (i, &[k, v]) in pairs.iter().enumerate() {
+                    if i < PREFETCH_AHEAD {
+                        prefetch(v);
+                    }
+                    self.items.push((k, v));
+                    self.key_ptrs.push(k as usize);
                 }
-                self.items.push((k, v));
-                self.key_ptrs.push(k as usize);
+            } else {
+                let mut pos: ffi::Py_ssize_t = 0;
+                let mut k: *mut PyObject = std::ptr::null_mut();
+                let mut v: *mut PyObject = std::ptr::null_mut();
+                while ffi::PyDict_Next(obj, &mut pos, &mut k, &mut v) != 0 {
+                    if self.items.len() - items < PREFETCH_AHEAD {
+                        prefetch(v);
+                    }
+                    self.items.push((k, v));
+                    self.key_ptrs.push(k as usize);
+                }
             }
         }
         // Storing a key may run Python code before the dict has a frame.

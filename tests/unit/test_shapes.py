@@ -1,0 +1,53 @@
+"""Dict shapes: one SHAPE per distinct key sequence a compaction meets
+(the shape cache, keyed by the key objects), and dict items read in their
+order whichever way they are read (the entry table, or `PyDict_Next`)."""
+
+import collections
+import random
+
+import bale
+from bale import _bale
+
+
+def shapes_of(region):
+    return _bale.region_stats(region)["distinct_shapes"]
+
+
+def test_each_distinct_key_sequence_is_one_shape_even_when_met_again_later():
+    rng = random.Random(5)
+    keys = [f"field_{k}" for k in range(30)]
+    dicts = [{k: i for k in rng.sample(keys, rng.randrange(3, 9))} for i in range(5000)]
+    # The first ones again, far from where they were first met, and the
+    # same keys in another order (a sequence of its own).
+    again = [dict(d) for d in dicts[:200]]
+    reordered = [dict(reversed(list(d.items()))) for d in dicts[:50]]
+    data = dicts + again + reordered
+    region = bale.compact(data)
+    expected = {tuple(d) for d in data}
+    assert shapes_of(region) == len(expected)
+    assert bale.thaw(region.root) == data
+    assert [list(d) for d in bale.thaw(region.root)] == [list(d) for d in data]
+
+
+def test_dicts_whose_entry_table_has_holes_keep_their_order():
+    d = {f"k{i}": i for i in range(20)}
+    for i in range(0, 20, 3):
+        del d[f"k{i}"]
+    d["k0"] = "back, last"
+    region = bale.compact([d, dict(d)])
+    thawed = bale.thaw(region.root)
+    assert list(thawed[0].items()) == list(d.items())
+    assert list(region.root[0].keys()) == list(d)
+
+
+def test_dicts_of_other_keys_and_of_collections_classes_are_read_in_order():
+    values = [
+        {1: "a", 2.5: "b", ("t", 1): "c", None: "d"},
+        collections.defaultdict(list, z=[1], a=[2]),
+        collections.Counter("abracadabra"),
+        {"é": 1, "字": 2, "🙂": 3, "x": 4},
+    ]
+    region = bale.compact(values)
+    thawed = bale.thaw(region.root)
+    for got, want in zip(thawed, values):
+        assert list(got.items()) == list(want.items())
