@@ -51,3 +51,27 @@ def test_dicts_of_other_keys_and_of_collections_classes_are_read_in_order():
     thawed = bale.thaw(region.root)
     for got, want in zip(thawed, values):
         assert list(got.items()) == list(want.items())
+
+
+def test_a_shape_key_pointing_past_its_shape_is_refused_by_thaw_from_the_memo_path_too():
+    # The key string is made once (as a value first), so the shape's key
+    # slot is answered from the memo path, which must check its place too.
+    import struct
+
+    region = bale.compact(["a key longer than 7", {"a key longer than 7": 1}])
+    raw = bytearray(bytes(region))
+    shape_at = next(at for at in range(64, len(raw), 8) if raw[at] == 0x0F and raw[at + 1 : at + 8] == bytes([1, 0, 0, 0, 0, 0, 0]))
+    (slot,) = struct.unpack_from("<Q", raw, shape_at + 8)
+    assert slot & 7 == 4, hex(slot)  # a STR slot (FORMAT.md, *Slots*)
+    # The same string, said to lie at the shape itself: not before it.
+    moved = (slot & ((1 << 21) - 1)) | ((shape_at >> 3) << 21)
+    struct.pack_into("<Q", raw, shape_at + 8, moved)
+    struct.pack_into("<Q", raw, 32, 0)
+    struct.pack_into("<Q", raw, 32, _bale._xxh3(bytes(raw)))
+    bad = bale.load(bytes(raw))
+    try:
+        bale.thaw(bad.root)
+    except bale.FormatError as err:
+        assert "string" in str(err) or "shape" in str(err), err
+    else:
+        raise AssertionError("a key string placed at its shape was accepted")

@@ -750,29 +750,38 @@ impl<'a, 'py> Thaw<'a, 'py> {
         if let Some(&k) = self.shape_keys.get(&dict.shape.start) {
             return Ok(k);
         }
-        let mut made = Vec::with_capacity(dict.len);
+        let at = self.keys.len();
         for i in 0..dict.len {
-            self.spend()?;
-            let k = self.r.dict_key(dict, i).map_err(format_error);
-            // A set is a value, never a key (as an element, `key` refuses it).
-            let k = k.and_then(|k| match k {
-                Value::Set(_) => Err(malformed("a dict key is a set (unhashable)")),
-                k => Ok(k),
-            });
-            match k.and_then(|k| self.key(k, 0)) {
-                Ok(p) => made.push(p),
+            match self.shape_key(dict, i) {
+                Ok(p) => self.keys.push(p),
                 Err(e) => {
-                    for p in made {
+                    for p in self.keys.drain(at..) {
                         ffi::Py_DecRef(p);
                     }
                     return Err(e);
                 }
             }
         }
-        let at = self.keys.len();
-        self.keys.extend(made);
         self.shape_keys.insert(dict.shape.start, at);
         Ok(at)
+    }
+
+    /// Key `i` of `dict`'s shape, a new reference. A key string this thaw
+    /// made already is answered from the memo before its slot is decoded
+    /// into a `Value` (dicts that each have a shape of their own over a
+    /// few key names: the decode was most of `keys_of`).
+    #[inline]
+    unsafe fn shape_key(&mut self, dict: Dict, i: usize) -> PyResult<*mut PyObject> {
+        self.spend()?;
+        let slot = self.r.word(dict.shape.pos + 8 * i).map_err(format_error)?;
+        if let Some(p) = self.str_made(slot, dict.shape.start)? {
+            return Ok(p);
+        }
+        match self.r.decode(slot, dict.shape.start).map_err(format_error)? {
+            // A set is a value, never a key (as an element, `key` refuses it).
+            Value::Set(_) => Err(malformed("a dict key is a set (unhashable)")),
+            k => self.key(k, 0),
+        }
     }
 
     /// A hashable value (key or set element), built recursively: keys are shallow.
