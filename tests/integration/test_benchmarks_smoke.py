@@ -191,7 +191,7 @@ def test_builds_compared_and_thaw_cases_run():
     out = subprocess.run([sys.executable, os.path.join(BENCH, "thaw_cases.py")],
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
-    assert sum(line.rstrip().endswith("x") for line in out.stdout.splitlines()) == 4, out.stdout
+    assert sum(line.rstrip().endswith("x") for line in out.stdout.splitlines()) == 5, out.stdout
 
 
 def test_best_interleaved_takes_turns_and_keeps_each_minimum(monkeypatch):
