@@ -42,6 +42,11 @@ pub unsafe fn pairs<'a>(dict: *mut PyObject, len: usize) -> Option<&'a [[*mut Py
             return None;
         }
         let d = dict as *mut ffi::PyDictObject;
+        if len == 0 {
+            // An empty dict may share CPython's empty keys object, whose
+            // entries would start at an odd address (one index byte).
+            return ((*d).ma_used == 0).then_some(&[]);
+        }
         let keys = (*d).ma_keys as *const u8;
         if !(*d).ma_values.is_null()
             || (*d).ma_used as usize != len
