@@ -26,11 +26,14 @@ if [ -x ".pythons/$version/bin/in-chroot" ] && [ ! -e /etc/bale-pythons-chroot ]
 fi
 
 # maturin (a Rust program from PyPI) in a venv of its own, made with the
-# python3 on PATH; it builds for whichever interpreter -i names.
+# python3 on PATH; it builds for whichever interpreter -i names. A sid
+# chroot (minbase) has no python3, only python3.X: that one then.
 tools=.venv-tools
 if [ ! -x "$tools/bin/maturin" ]; then
     rm -rf "$tools"
-    "${PYTHON:-python3}" -m venv "$tools"
+    tools_python="${PYTHON:-python3}"
+    command -v "$tools_python" >/dev/null 2>&1 || tools_python="python$version"
+    "$tools_python" -m venv "$tools"
     "$tools/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.5,<2"
 fi
 
