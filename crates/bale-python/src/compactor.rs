@@ -457,9 +457,9 @@ impl<'py> Compactor<'py> {
     /// The bytes of a fresh region whose root is `root`, the slot `run`
     /// gave: the builder's, with the header's flags and checksum written.
     pub fn region_bytes(&mut self, root: u64) -> Vec<u8> {
-        let mut builder = std::mem::take(&mut self.builder);
-        builder.set_flags(self.flags());
-        builder.finish(root)
+        let mut bytes = self.region_bytes_unsummed(root);
+        bale_core::fill_checksum(&mut bytes);
+        bytes
     }
 
     /// `region_bytes` with the checksum field left zero, for a storage

@@ -50,7 +50,7 @@ fn compact(py: Python<'_>, obj: &Bound<'_, PyAny>, share: bool) -> PyResult<Py<R
     let bytes = c.region_bytes_unsummed(root);
     let checked = |r: Region| if c.copied_unchecked { r } else { r.written_here() };
     if c.wrote_arrays {
-        let (storage, len) = Storage::owned_aligned(bytes, false).map_err(|e| PyOSError::new_err(e.to_string()))?;
+        let (storage, len) = Storage::owned_aligned_unsummed(bytes).map_err(|e| PyOSError::new_err(e.to_string()))?;
         return new_region(py, checked(Region::adopt_prefix(py, storage, len, false)?));
     }
     new_region(py, checked(Region::adopt(py, Storage::owned_unsummed(bytes), false)?))

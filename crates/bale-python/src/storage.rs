@@ -83,10 +83,11 @@ impl Storage {
     /// offsets that are): as they are when already aligned, else moved up
     /// to the next such address in the same allocation (a large one starts
     /// 16 bytes into a page; a copy into fresh pages would fault in every
-    /// page of it again). Returns the storage and the region's length.
-    pub fn owned_aligned(mut bytes: Vec<u8>, summed: bool) -> std::io::Result<(Storage, usize)> {
+    /// page of it again). Returns the storage and the region's length. As
+    /// with `owned_unsummed`, the header's checksum is written later.
+    pub fn owned_aligned_unsummed(mut bytes: Vec<u8>) -> std::io::Result<(Storage, usize)> {
         let len = bytes.len();
-        let unsummed = (!summed).then(std::sync::OnceLock::new);
+        let unsummed = Some(std::sync::OnceLock::new());
         if (bytes.as_ptr() as usize).is_multiple_of(64) {
             return Ok((Storage { unsummed, ..Storage::owned(bytes) }, len));
         }

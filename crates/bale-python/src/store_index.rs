@@ -216,25 +216,33 @@ fn store_lookup(
     value: bool,
 ) -> PyResult<Option<Py<PyAny>>> {
     // A candidate bucket's value root is prefetched before its key is
-    // compared (two misses in flight rather than one after the other).
+    // compared (two misses in flight rather than one after the other); the
+    // segment's handle found for it is kept for the read.
+    let mut candidate_handle: Option<(u32, Bound<'_, PyAny>)> = None;
     let prefetch_root = |segment: u32, root: u64| {
         if !value {
             return;
         }
-        if let (Ok(Some(handle)), Some(target)) = (handles.get_item(segment), bale_core::Reader::slot_target(root)) {
-            if let Ok(region) = handle.cast::<crate::region::Region>() {
-                let buf = region.get().buf();
-                if target < buf.len() {
-                    crate::compactor::prefetch(buf.as_ptr().wrapping_add(target) as *mut _);
-                }
+        let Ok(Some(handle)) = handles.get_item(segment) else { return };
+        if let (Ok(region), Some(target)) =
+            (handle.cast::<crate::region::Region>(), bale_core::Reader::slot_target(root))
+        {
+            let buf = region.get().buf();
+            if target < buf.len() {
+                crate::compactor::prefetch(buf.as_ptr().wrapping_add(target) as *mut _);
             }
         }
+        candidate_handle = Some((segment, handle));
     };
     let Some(Entry { segment, end, root, flags }) = find_entry(key, sources, prefetch_root)? else {
         return Ok(None);
     };
-    let Some(handle) = handles.get_item(segment)? else {
-        return Ok(None);
+    let handle = match candidate_handle {
+        Some((seen, handle)) if seen == segment => handle,
+        _ => match handles.get_item(segment)? {
+            Some(handle) => handle,
+            None => return Ok(None),
+        },
     };
     if !value {
         // `k in s` reads the index alone, as in a batch
