@@ -107,7 +107,7 @@ fuzz-binding: $(PY)
 		$(FUZZ_FLAGS) -artifact_prefix=tests/adversarial/artifacts/
 
 # The Python suite under Debian's debug interpreter (python3.11-dbg) with
-# -X dev, against a build with Rust debug assertions and overflow checks
+# dev mode, against a build with Rust debug assertions and overflow checks
 # (release profile at opt-level 1, no LTO: quick to build, fast enough to
 # run; own target dir, so the release build in target/ stays). Left out:
 # the Dask, Ray and benchmark smoke tests, the latency benchmark (it needs
@@ -126,16 +126,23 @@ $(PY_DBG):
 	command -v $(DBG_PYTHON) >/dev/null 2>&1 || { apt-get update && apt-get install -y python3.11-dbg python3.11-venv; }
 	$(DBG_PYTHON) -m venv $(VENV_DBG)
 
+# The repeat runs of the suite (debug, no fast paths, each CPython) spread
+# over TEST_WORKERS processes (pytest-xdist); `make test`, which also starts
+# Dask and Ray clusters, stays in one.
+TEST_WORKERS ?= 2
+
+# Dev mode by environment (PYTHONDEVMODE=1, not -X dev), so that the worker
+# processes have it too.
 test-debug: $(PY_DBG)
 	env CARGO_TARGET_DIR=target-dbg CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true \
 		CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
 		$(PY_DBG) -m pip install --quiet --disable-pip-version-check ".[test]" "msgspec>=0.18"
-	$(PY_DBG) -X dev -m pytest -q $(HEAVY_TESTS)
+	PYTHONDEVMODE=1 $(PY_DBG) -m pytest -q -n $(TEST_WORKERS) $(HEAVY_TESTS)
 
 # The suite once more with every reading of CPython's private layouts off
 # (BALE_NO_FAST_PATHS=1), so the public C-API paths stay tested too.
 test-no-fast-paths: build
-	BALE_NO_FAST_PATHS=1 $(PY) -m pytest -q $(HEAVY_TESTS)
+	BALE_NO_FAST_PATHS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) $(HEAVY_TESTS)
 
 # ---------------------------------------------------------------------------
 # Every CPython CI tests (issue 18): the interpreters, and the suite on each
@@ -156,7 +163,7 @@ pythons:
 # tests (make test runs those, on 3.11). See .ci/test-python.sh.
 PY_VERSION ?= 3.12
 test-py:
-	.ci/test-python.sh $(PY_VERSION)
+	TEST_WORKERS=$(TEST_WORKERS) .ci/test-python.sh $(PY_VERSION)
 
 # bale._bale._layout_checks() of each .venv-X made by test-py.
 layout-by-version:

@@ -79,7 +79,9 @@ rm -rf "$venv"
 # there for the helper modules), never python/.
 export BALE_TEST_INSTALLED_WHEEL="$wheel"
 status=0
-"$venv/bin/pytest" -q -p no:cacheprovider \
+# Spread over TEST_WORKERS processes (pytest-xdist): the suite runs once
+# per interpreter, and CI must end well within its 90 minutes.
+"$venv/bin/pytest" -q -p no:cacheprovider -n "${TEST_WORKERS:-2}" \
     --ignore=tests/integration/test_dask.py --ignore=tests/integration/test_ray.py --ignore=tests/integration/test_benchmarks_smoke.py \
     --deselect=tests/integration/test_examples.py::test_latency_benchmark_runs_end_to_end_on_small_trees \
     --durations=5 \

@@ -75,6 +75,8 @@ def test_the_segment_goes_with_its_owner_however_the_owner_ends(how):
         if owner.poll() is None:
             owner.kill()
             owner.wait()
+        for pipe in (owner.stdin, owner.stdout, owner.stderr):
+            pipe.close()
     assert _gone_soon(name), f"{name} stayed in /dev/shm after its owner ended ({how})"
     assert "resource_tracker" not in stderr and "leaked" not in stderr, stderr
     # What was attached before still reads; nothing new can attach.

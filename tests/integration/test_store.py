@@ -319,6 +319,7 @@ def test_readers_see_whole_values_while_a_writer_runs(tmp_path):
     outs = [r.communicate(timeout=120)[0] for r in readers]
     writer.kill()
     writer.wait()
+    writer.stdout.close()
     assert [r.returncode for r in readers] == [0, 0], outs
     assert all(int(o.split()[-1]) > 0 for o in outs), outs
 
@@ -462,7 +463,8 @@ def small_store(tmp_path):
 
 def test_a_torn_newest_superblock_falls_back_to_the_previous_commit(small_store):
     name = newest_super(small_store)
-    data = open(name, "rb").read()
+    with open(name, "rb") as f:
+        data = f.read()
     with open(name, "r+b") as f:
         f.truncate(len(data) // 2)
     with bale.Store(small_store) as s:
@@ -654,7 +656,8 @@ def test_reading_a_store_several_times_larger_than_a_cgroup_memory_limit(tmp_pat
         out = child.communicate(timeout=300)[0]
         assert child.returncode == 0
         assert int(out) == sum(range(80000)) + sum(4000 + len(str(i)) for i in range(80000))
-        peak = int(open(os.path.join(group, "memory.max_usage_in_bytes")).read())
+        with open(os.path.join(group, "memory.max_usage_in_bytes")) as f:
+            peak = int(f.read())
         assert peak <= limit
     finally:
         os.rmdir(group)

@@ -128,6 +128,8 @@ def test_a_live_writers_temporary_file_is_left_alone(tmp_path, mode):
     finally:
         if p.poll() is None:
             kill(p)
+        p.stdout.close()
+        p.stdin.close()
     assert os.listdir(tmp_path) == ["shared.bale"]
     assert bale.open(target, verify=True).root == ["from the child"]
 
