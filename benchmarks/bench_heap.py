@@ -742,7 +742,8 @@ def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: b
             "its slot and its entry; the value's root prefetched from the bucket while the key's bytes are "
             "compared; the root view on the segment's own handle, with no handle object per get). What remains "
             "is mostly memory latency: at 1M keys the bucket, the key's bytes, the value's root and its field "
-            "each miss the CPU caches and the TLB (the key and the root now in flight together).",
+            "each miss the CPU caches and the TLB (the key and the root now in flight together, and every "
+            "level's bucket prefetched before the delta is read).",
             "",
         ]
         full = mode == "full"

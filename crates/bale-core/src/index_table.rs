@@ -148,6 +148,13 @@ impl<'a> Table<'a> {
         self.find_then(hash, |_, _| {}, is_key)
     }
 
+    /// The bucket where the search for `hash` starts: a get prefetches it
+    /// in every level before it looks in the first (the delta's lookup then
+    /// overlaps the index files' misses).
+    pub fn home_bucket(&self, hash: u64) -> &'a [u8] {
+        &self.buckets[home(hash, self.n) * BUCKET_LEN..][..BUCKET_LEN]
+    }
+
     /// `find`, calling `candidate(segment, root)` for a bucket whose hash
     /// bits match before its key is compared: a get prefetches the value's
     /// root there, so that its miss overlaps the key's.

@@ -83,28 +83,35 @@ fn find_in_table(
     dict: Dict,
     table: &Table<'_>,
     key: &Bound<'_, PyAny>,
+    hash: u64,
     candidate: impl FnMut(u32, u64),
 ) -> PyResult<Option<Option<Entry>>> {
     let r = reg.reader();
     let limit = dict.shape.start;
     let found = if unsafe { pyo3::ffi::PyUnicode_CheckExact(key.as_ptr()) } != 0 {
         let (width, units) = unsafe { crate::ffi::pyunicode::str_units(key.as_ptr()) };
-        table.find_then(bale_core::hash::hash_str_units(units), candidate, |slot| {
+        table.find_then(hash, candidate, |slot| {
             Ok(matches!(r.decode(slot, limit)?, Value::Str(s) if s.width == width && s.units() == units))
         })
     } else {
         let bytes = key.cast::<pyo3::types::PyBytes>()?.as_bytes();
-        table.find_then(bale_core::hash::hash_bytes(bytes), candidate, |slot| {
-            Ok(matches!(r.decode(slot, limit)?, Value::Bytes(s) if s == bytes))
-        })
+        table.find_then(hash, candidate, |slot| Ok(matches!(r.decode(slot, limit)?, Value::Bytes(s) if s == bytes)))
     };
     found.map_err(format_error)
 }
 
-/// Whether `key` is looked up in a lookup table: an exact `str` or `bytes`
-/// (a subclass may define its own equality: it goes through the dict).
-fn table_key(key: &Bound<'_, PyAny>) -> bool {
-    unsafe { pyo3::ffi::PyUnicode_CheckExact(key.as_ptr()) != 0 || pyo3::ffi::PyBytes_CheckExact(key.as_ptr()) != 0 }
+/// The hash a lookup table files `key` under, for a key looked up there: an
+/// exact `str` or `bytes` (a subclass may define its own equality: it goes
+/// through the dict).
+fn key_hash(key: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+    if unsafe { pyo3::ffi::PyUnicode_CheckExact(key.as_ptr()) } != 0 {
+        let (_, units) = unsafe { crate::ffi::pyunicode::str_units(key.as_ptr()) };
+        return Ok(Some(bale_core::hash::hash_str_units(units)));
+    }
+    if unsafe { pyo3::ffi::PyBytes_CheckExact(key.as_ptr()) } != 0 {
+        return Ok(Some(bale_core::hash::hash_bytes(key.cast::<pyo3::types::PyBytes>()?.as_bytes())));
+    }
+    Ok(None)
 }
 
 /// The dict of an index level, and for each of its keys (str or bytes)
@@ -262,6 +269,18 @@ fn find_entry(
     mut candidate: impl FnMut(u32, u64),
 ) -> PyResult<Option<Entry>> {
     let py = key.py();
+    // The key's hash, computed once for every level's lookup table, and the
+    // bucket it names in each prefetched before the first level is read:
+    // their misses overlap each other and the delta's lookup.
+    let hash = key_hash(key)?;
+    if let Some(hash) = hash {
+        for source in sources.iter() {
+            // (A source that is not a view is reported by the loop below.)
+            if let Some(table) = source.cast::<DictView>().ok().and_then(|v| v.get().region.get().index_table()) {
+                crate::compactor::prefetch(table.home_bucket(hash).as_ptr() as *mut _);
+            }
+        }
+    }
     for (level, source) in sources.iter().enumerate() {
         let view = source.cast::<DictView>()?.get();
         let reg = view.region.get();
@@ -269,9 +288,9 @@ fn find_entry(
             if view.dict.row.is_some() {
                 return Err(FormatError::new_err("a store's index level is a table row, not a dict"));
             }
-            let found = match reg.index_table() {
-                Some(table) if table_key(key) => {
-                    let found = find_in_table(reg, view.dict, &table, key, &mut candidate)?;
+            let found = match (reg.index_table(), hash) {
+                (Some(table), Some(hash)) => {
+                    let found = find_in_table(reg, view.dict, &table, key, hash, &mut candidate)?;
                     if found.is_none() {
                         reg.check_index_table_once(|| check_buckets(reg, view.dict, &table))?;
                     }
