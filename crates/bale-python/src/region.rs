@@ -128,6 +128,10 @@ pub struct Region {
     /// Otherwise, the tables (by start) whose index has been checked since
     /// a lookup in them found nothing (see `Region::check_index_once`).
     checked_indexes: Mutex<rustc_hash::FxHashSet<usize>>,
+    /// The last index `check_index_once` found checked (`usize::MAX`:
+    /// none yet): a lookup that misses the same dict again and again (a
+    /// store's delta, at every get of an older key) then takes no lock.
+    last_checked_index: std::sync::atomic::AtomicUsize,
     /// Set by `close()`: this handle's own methods (and the module
     /// functions given this handle) refuse to read. Views, buffers and
     /// arrays taken before hold the handle itself (`Py<Region>`), so they
@@ -167,6 +171,7 @@ impl Region {
             id: new_id(),
             trusted,
             checked_indexes: Mutex::default(),
+            last_checked_index: std::sync::atomic::AtomicUsize::new(usize::MAX),
             closed: AtomicBool::new(false),
             index_table: None,
         }
@@ -236,12 +241,16 @@ impl Region {
         if self.trusted {
             return Ok(());
         }
-        let mut checked = self.checked_indexes.lock().unwrap_or_else(|e| e.into_inner());
-        if checked.contains(&table.start) {
+        use std::sync::atomic::Ordering;
+        if self.last_checked_index.load(Ordering::Acquire) == table.start {
             return Ok(());
         }
-        bale_core::verify::check_table(&self.reader(), table).map_err(format_error)?;
-        checked.insert(table.start);
+        let mut checked = self.checked_indexes.lock().unwrap_or_else(|e| e.into_inner());
+        if !checked.contains(&table.start) {
+            bale_core::verify::check_table(&self.reader(), table).map_err(format_error)?;
+            checked.insert(table.start);
+        }
+        self.last_checked_index.store(table.start, Ordering::Release);
         Ok(())
     }
 
