@@ -101,9 +101,24 @@ impl Builder {
     }
     #[inline]
     fn put_padded(&mut self, data: &[u8]) {
-        self.buf.extend_from_slice(data);
-        let pad = pad8(data.len()) - data.len();
-        self.buf.extend_from_slice(&[0u8; 8][..pad]);
+        // One reservation and one copy: the padding is the zero word
+        // written first under the data's last word (strings are mostly
+        // short: two calls for the copy and the padding cost more than
+        // the copy itself).
+        let padded = pad8(data.len());
+        let len = self.buf.len();
+        self.buf.reserve(padded);
+        // SAFETY: `reserve` made room for the `padded` bytes written
+        // before `set_len`; `data` is a separate slice (`&mut self` holds
+        // the buffer), so the copy does not overlap.
+        unsafe {
+            let dst = self.buf.as_mut_ptr().add(len);
+            if padded >= 8 {
+                (dst.add(padded - 8) as *mut u64).write_unaligned(0);
+            }
+            std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len());
+            self.buf.set_len(len + padded);
+        }
     }
 
     /// A string given as CPython code units of `width` (which must be the
