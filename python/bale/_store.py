@@ -289,7 +289,7 @@ class Store(_bale._StoreReads, MutableMapping):
 
     See the README's *The store* section and ``docs/STORE.md``.
 
-    ``s[k]`` and ``k in s`` are the base class's (``_bale._StoreReads``):
+    ``s[k]``, ``s.get(k)`` and ``k in s`` are the base class's (``_bale._StoreReads``):
     outside a batch, one call into Rust with no Python frame, reading what
     ``_gate`` last handed it; inside one, or on a closed store, and for
     every error, the ``_get_*`` and ``_contains_slow`` methods below.
@@ -673,9 +673,15 @@ class Store(_bale._StoreReads, MutableMapping):
     def _get_failed(self, key, err):
         raise _format_error(self._where(key, err), f"value of key {key!r}: {err}") from None
 
-    def get(self, key, default=None):
+    # `s.get(k, default)` is `_bale._StoreReads.get`, which calls these.
+
+    def _get_default_slow(self, key, default):
         value = self._value(key)
         return default if value is _MISSING else value
+
+    @staticmethod
+    def _check_missing_key(key):
+        _check_key(key)
 
     def region(self, key) -> _bale.Region:
         """The region handle whose root is ``self[key]``."""

@@ -807,7 +807,15 @@ def test_gets_follow_the_gate_through_batches_aborts_and_close(tmp_path):
         s["only-in-batch"] = 1
         # The batch's own writes, not the last commit's.
         assert s["k"] == "new" and "only-in-batch" in s
+        assert s.get("k") == "new" and s.get("never", "dflt") == "dflt"
+        with pytest.raises(TypeError):
+            s.get(3, "dflt")
     assert s["k"] == "new" and s["only-in-batch"] == 1
+    assert s.get("k") == "new" and s.get(b"k") is None and s.get("never", "dflt") == "dflt"
+    with pytest.raises(TypeError, match="str or bytes, not int"):
+        s.get(3, "dflt")
+    with pytest.raises(ValueError, match="at most"):
+        s.get("x" * (1 << 17), "dflt")
     with pytest.raises(RuntimeError, match="boom"):
         with s.batch():
             s["k"] = "aborted"
@@ -823,6 +831,8 @@ def test_gets_follow_the_gate_through_batches_aborts_and_close(tmp_path):
         s["k"]
     with pytest.raises(ValueError, match="closed"):
         "k" in s
+    with pytest.raises(ValueError, match="closed"):
+        s.get("k")
 
 
 def test_another_threads_get_during_a_batch_sees_the_last_commit(tmp_path):
@@ -858,6 +868,8 @@ def test_the_base_class_refuses_what_it_was_not_handed(tmp_path):
     # Nothing handed: it asks the subclass, which this bare object is not.
     with pytest.raises(AttributeError, match="_get_slow"):
         reads["k"]
+    with pytest.raises(AttributeError, match="_get_default_slow"):
+        reads.get("k")
     with pytest.raises(ValueError, match="length 2"):
         reads._set_fast((1, 2, 3))
     reads._set_fast((("not a view",), {}))
@@ -887,4 +899,8 @@ def test_a_damaged_index_through_the_fast_path_names_the_file(tmp_path):
     s = bale.Store(path, readonly=True)
     with pytest.raises(bale.FormatError, match=index[-1].name):
         "k7" in s
+    s.close()
+    s = bale.Store(path, readonly=True)
+    with pytest.raises(bale.FormatError, match=index[-1].name):
+        s.get("k7", "a default is no answer to damaged bytes")
     s.close()

@@ -367,7 +367,8 @@ fn placed(py: Python<'_>, err: PyErr, kind: &str, index: usize) -> PyErr {
 /// The store sets what the lookup reads (`_set_fast`) whenever its
 /// snapshot changes, and clears it while a batch is open or after
 /// `close()`; then, and for every error, the class's Python methods
-/// decide (`_get_slow`, `_contains_slow`, `_get_failed`, `_get_missing`).
+/// decide (`_get_slow`, `_get_default_slow`, `_contains_slow`,
+/// `_get_failed`, `_get_missing`, `_check_missing_key`).
 #[pyclass(subclass, frozen, module = "bale._bale", name = "_StoreReads")]
 pub struct StoreReads {
     /// The index levels, newest first, and the segment handles by id.
@@ -405,6 +406,28 @@ impl StoreReads {
         match store_lookup(py, key, sources.bind(py), handles.bind(py), true) {
             Ok(Some(value)) => Ok(value),
             Ok(None) => Ok(slf.call_method1(pyo3::intern!(py, "_get_missing"), (key,))?.unbind()),
+            Err(err) if err.is_instance_of::<FormatError>(py) => {
+                Ok(slf.call_method1(pyo3::intern!(py, "_get_failed"), (key, err.into_value(py)))?.unbind())
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    /// `s.get(k, default)`: `s[k]`'s lookup, with `default` for a key
+    /// that is absent (a key that is not a str or bytes still raises).
+    #[pyo3(signature = (key, default = None))]
+    fn get(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let default = default.unwrap_or_else(|| py.None());
+        let Some((sources, handles)) = slf.get().fast(py) else {
+            return Ok(slf.call_method1(pyo3::intern!(py, "_get_default_slow"), (key, default))?.unbind());
+        };
+        match store_lookup(py, key, sources.bind(py), handles.bind(py), true) {
+            Ok(Some(value)) => Ok(value),
+            Ok(None) => {
+                slf.call_method1(pyo3::intern!(py, "_check_missing_key"), (key,))?;
+                Ok(default)
+            }
             Err(err) if err.is_instance_of::<FormatError>(py) => {
                 Ok(slf.call_method1(pyo3::intern!(py, "_get_failed"), (key, err.into_value(py)))?.unbind())
             }
