@@ -82,36 +82,45 @@ fn find_in_table(
     reg: &Region,
     dict: Dict,
     table: &Table<'_>,
-    key: &Bound<'_, PyAny>,
-    hash: u64,
+    key: &TableKey<'_>,
     candidate: impl FnMut(u32, u64),
 ) -> PyResult<Option<Option<Entry>>> {
     let r = reg.reader();
     let limit = dict.shape.start;
-    let found = if unsafe { pyo3::ffi::PyUnicode_CheckExact(key.as_ptr()) } != 0 {
-        let (width, units) = unsafe { crate::ffi::pyunicode::str_units(key.as_ptr()) };
-        table.find_then(hash, candidate, |slot| {
-            Ok(matches!(r.decode(slot, limit)?, Value::Str(s) if s.width == width && s.units() == units))
+    table
+        .find_then(key.hash, candidate, |slot| {
+            Ok(match (key.text, r.decode(slot, limit)?) {
+                (KeyText::Str(width, units), Value::Str(s)) => s.width == width && s.units() == units,
+                (KeyText::Bytes(bytes), Value::Bytes(b)) => b == bytes,
+                _ => false,
+            })
         })
-    } else {
-        let bytes = key.cast::<pyo3::types::PyBytes>()?.as_bytes();
-        table.find_then(hash, candidate, |slot| Ok(matches!(r.decode(slot, limit)?, Value::Bytes(s) if s == bytes)))
-    };
-    found.map_err(format_error)
+        .map_err(format_error)
 }
 
-/// The hash a lookup table files `key` under, for a key looked up there: an
-/// exact `str` or `bytes` (a subclass may define its own equality: it goes
-/// through the dict).
-fn key_hash(key: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-    if unsafe { pyo3::ffi::PyUnicode_CheckExact(key.as_ptr()) } != 0 {
-        let (_, units) = unsafe { crate::ffi::pyunicode::str_units(key.as_ptr()) };
-        return Ok(Some(bale_core::hash::hash_str_units(units)));
+/// A key looked up in lookup tables: an exact `str` or `bytes` (a subclass
+/// may define its own equality: it goes through the dict), read and hashed
+/// once for every level.
+struct TableKey<'k> {
+    text: KeyText<'k>,
+    hash: u64,
+}
+
+#[derive(Clone, Copy)]
+enum KeyText<'k> {
+    Str(bale_core::format::Width, &'k [u8]),
+    Bytes(&'k [u8]),
+}
+
+impl<'k> TableKey<'k> {
+    fn of(key: &'k Bound<'_, PyAny>) -> Option<TableKey<'k>> {
+        if unsafe { pyo3::ffi::PyUnicode_CheckExact(key.as_ptr()) } != 0 {
+            let (width, units) = unsafe { crate::ffi::pyunicode::str_units(key.as_ptr()) };
+            return Some(TableKey { text: KeyText::Str(width, units), hash: bale_core::hash::hash_str_units(units) });
+        }
+        let bytes = key.cast_exact::<pyo3::types::PyBytes>().ok()?.as_bytes();
+        Some(TableKey { text: KeyText::Bytes(bytes), hash: bale_core::hash::hash_bytes(bytes) })
     }
-    if unsafe { pyo3::ffi::PyBytes_CheckExact(key.as_ptr()) } != 0 {
-        return Ok(Some(bale_core::hash::hash_bytes(key.cast::<pyo3::types::PyBytes>()?.as_bytes())));
-    }
-    Ok(None)
 }
 
 /// The dict of an index level, and for each of its keys (str or bytes)
@@ -272,12 +281,12 @@ fn find_entry(
     // The key's hash, computed once for every level's lookup table, and the
     // bucket it names in each prefetched before the first level is read:
     // their misses overlap each other and the delta's lookup.
-    let hash = key_hash(key)?;
-    if let Some(hash) = hash {
+    let table_key = TableKey::of(key);
+    if let Some(k) = &table_key {
         for source in sources.iter() {
             // (A source that is not a view is reported by the loop below.)
             if let Some(table) = source.cast::<DictView>().ok().and_then(|v| v.get().region.get().index_table()) {
-                crate::compactor::prefetch(table.home_bucket(hash).as_ptr() as *mut _);
+                crate::compactor::prefetch(table.home_bucket(k.hash).as_ptr() as *mut _);
             }
         }
     }
@@ -288,9 +297,9 @@ fn find_entry(
             if view.dict.row.is_some() {
                 return Err(FormatError::new_err("a store's index level is a table row, not a dict"));
             }
-            let found = match (reg.index_table(), hash) {
-                (Some(table), Some(hash)) => {
-                    let found = find_in_table(reg, view.dict, &table, key, hash, &mut candidate)?;
+            let found = match (reg.index_table(), &table_key) {
+                (Some(table), Some(k)) => {
+                    let found = find_in_table(reg, view.dict, &table, k, &mut candidate)?;
                     if found.is_none() {
                         reg.check_index_table_once(|| check_buckets(reg, view.dict, &table))?;
                     }
@@ -382,6 +391,21 @@ impl StoreReads {
         let fast = self.fast.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         fast.as_ref().map(|(sources, handles)| (sources.clone_ref(py), handles.clone_ref(py)))
     }
+
+    /// `store_lookup` of `key` on what the store handed over, or `None`
+    /// when it handed nothing (the caller then asks the store). A
+    /// `FormatError` goes to the store's `_get_failed`, which raises it
+    /// named after its file.
+    fn lookup(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>, value: bool) -> Option<PyResult<Option<Py<PyAny>>>> {
+        let py = slf.py();
+        let (sources, handles) = slf.get().fast(py)?;
+        Some(match store_lookup(py, key, sources.bind(py), handles.bind(py), value) {
+            Err(err) if err.is_instance_of::<FormatError>(py) => {
+                slf.call_method1(pyo3::intern!(py, "_get_failed"), (key, err.into_value(py))).map(|_| None)
+            }
+            found => found,
+        })
+    }
 }
 
 #[pymethods]
@@ -400,16 +424,12 @@ impl StoreReads {
 
     fn __getitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
-        let Some((sources, handles)) = slf.get().fast(py) else {
-            return Ok(slf.call_method1(pyo3::intern!(py, "_get_slow"), (key,))?.unbind());
-        };
-        match store_lookup(py, key, sources.bind(py), handles.bind(py), true) {
-            Ok(Some(value)) => Ok(value),
-            Ok(None) => Ok(slf.call_method1(pyo3::intern!(py, "_get_missing"), (key,))?.unbind()),
-            Err(err) if err.is_instance_of::<FormatError>(py) => {
-                Ok(slf.call_method1(pyo3::intern!(py, "_get_failed"), (key, err.into_value(py)))?.unbind())
-            }
-            Err(err) => Err(err),
+        match Self::lookup(slf, key, true) {
+            None => Ok(slf.call_method1(pyo3::intern!(py, "_get_slow"), (key,))?.unbind()),
+            Some(found) => match found? {
+                Some(value) => Ok(value),
+                None => Ok(slf.call_method1(pyo3::intern!(py, "_get_missing"), (key,))?.unbind()),
+            },
         }
     }
 
@@ -419,34 +439,22 @@ impl StoreReads {
     fn get(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let default = default.unwrap_or_else(|| py.None());
-        let Some((sources, handles)) = slf.get().fast(py) else {
-            return Ok(slf.call_method1(pyo3::intern!(py, "_get_default_slow"), (key, default))?.unbind());
-        };
-        match store_lookup(py, key, sources.bind(py), handles.bind(py), true) {
-            Ok(Some(value)) => Ok(value),
-            Ok(None) => {
-                slf.call_method1(pyo3::intern!(py, "_check_missing_key"), (key,))?;
-                Ok(default)
-            }
-            Err(err) if err.is_instance_of::<FormatError>(py) => {
-                Ok(slf.call_method1(pyo3::intern!(py, "_get_failed"), (key, err.into_value(py)))?.unbind())
-            }
-            Err(err) => Err(err),
+        match Self::lookup(slf, key, true) {
+            None => Ok(slf.call_method1(pyo3::intern!(py, "_get_default_slow"), (key, default))?.unbind()),
+            Some(found) => match found? {
+                Some(value) => Ok(value),
+                None => {
+                    slf.call_method1(pyo3::intern!(py, "_check_missing_key"), (key,))?;
+                    Ok(default)
+                }
+            },
         }
     }
 
     fn __contains__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let py = slf.py();
-        let Some((sources, handles)) = slf.get().fast(py) else {
-            return slf.call_method1(pyo3::intern!(py, "_contains_slow"), (key,))?.is_truthy();
-        };
-        match store_lookup(py, key, sources.bind(py), handles.bind(py), false) {
-            Ok(found) => Ok(found.is_some()),
-            Err(err) if err.is_instance_of::<FormatError>(py) => {
-                slf.call_method1(pyo3::intern!(py, "_get_failed"), (key, err.into_value(py)))?;
-                Ok(false)
-            }
-            Err(err) => Err(err),
+        match Self::lookup(slf, key, false) {
+            None => slf.call_method1(pyo3::intern!(slf.py(), "_contains_slow"), (key,))?.is_truthy(),
+            Some(found) => Ok(found?.is_some()),
         }
     }
 }
