@@ -11,7 +11,8 @@ the minimum over the rounds; the ratio is B / A.
 
 The operations are those the architecture issue names: compaction of
 records and of a tree, thaw of each, point access, a full scan through
-views, and verify. It prints a table and writes no report.
+views, verify, and the region-to-region copy (`Region.compacted()`, the
+core's encoder over stored values). It prints a table and writes no report.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ records = tweets(200_000)
 tree = bintree(17)
 rec_region = bale.compact(records)
 tree_region = bale.compact(tree)
+shared_tree = bale.compact(tree, share=True)
 rec_bytes = bytes(rec_region)
 root = rec_region.root
 n = len(root)
@@ -64,6 +66,9 @@ out = {
     "point access, 100k gets": best(point),
     "full scan, 200k records": best(scan),
     "verify 200k records": best(lambda: bale.load(rec_bytes, verify=True)),
+    "copy 200k records": best(lambda: rec_region.compacted()),
+    "copy 2^17-leaf tree": best(lambda: tree_region.compacted()),
+    "copy shared 2^17-leaf tree": best(lambda: shared_tree.compacted()),
 }
 print(json.dumps(out))
 """

@@ -22,6 +22,7 @@
 
 pub mod columns;
 pub mod dict_class;
+pub mod encoder;
 pub mod equality;
 pub mod error;
 pub mod format;
@@ -38,6 +39,7 @@ pub mod verify;
 pub mod writer;
 
 pub use columns::{Child, Column, ColumnKind};
+pub use encoder::{encode, Container, Source, Walk};
 pub use equality::values_eq;
 pub use error::{FormatError, Result};
 pub use reader::{

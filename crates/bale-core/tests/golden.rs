@@ -21,7 +21,7 @@ use bale_core::dict_class;
 use bale_core::format::*;
 use bale_core::hash::{self, TupleHasher};
 use bale_core::typed::{encode_delta, encode_moment, pack_date, Clock, Date, Delta, Moment, Tz};
-use bale_core::{Builder, Reader, Region, Value};
+use bale_core::{encode, Builder, Container, FormatError, Reader, Region, Source, Value, Walk};
 
 /// A Python value.
 #[derive(Clone, Debug)]
@@ -472,19 +472,106 @@ fn int_le(x: i128) -> Vec<u8> {
     b
 }
 
-/// Writes values the way the Python compactor does.
+/// Writes values the way the Python compactor does: a `Source` of the
+/// core's encoder (`bale_core::encoder`), which walks the containers and
+/// writes each after its children.
+#[derive(Default)]
 struct Writer {
-    b: Builder,
     strings: HashMap<Vec<u32>, u64>,
     shapes: HashMap<String, u64>,
 }
 
-impl Writer {
-    fn new() -> Writer {
-        Writer { b: Builder::new(), strings: HashMap::new(), shapes: HashMap::new() }
+/// Where a list, tuple or dict being written is among its children, and
+/// how it is written.
+enum Cursor<'p> {
+    Items { items: &'p [Py], tuple: bool, next: usize },
+    Values { kv: &'p [(Py, Py)], class: u64, shape: u64, next: usize },
+}
+
+/// One walk over the model: the values it reaches live for `'p`.
+struct Model<'w, 'p> {
+    w: &'w mut Writer,
+    b: &'w mut Builder,
+    walk: Walk<Cursor<'p>>,
+}
+
+impl<'p> Source for Model<'_, 'p> {
+    type Node = &'p Py;
+    type Cursor = Cursor<'p>;
+    type Error = FormatError;
+
+    fn parts(&mut self) -> (&mut Walk<Cursor<'p>>, &mut Builder) {
+        (&mut self.walk, self.b)
     }
 
-    fn str_slot(&mut self, cps: &[u32]) -> u64 {
+    fn visit(&mut self, v: &'p Py) -> Result<Option<u64>, FormatError> {
+        let b = &mut *self.b;
+        if let Some(slot) = self.w.table(b, v) {
+            return Ok(Some(slot));
+        }
+        let open = match v {
+            // Lists of only floats, or only ints that fit in 64 bits, are number lists.
+            Py::List(items) if !items.is_empty() && items.iter().all(|x| matches!(x, Py::Float(_))) => {
+                let words: Vec<u64> =
+                    items.iter().map(|x| if let Py::Float(f) = x { f.to_bits() } else { 0 }).collect();
+                return Ok(Some(b.num_list(true, &words)));
+            }
+            Py::List(items)
+                if !items.is_empty() && items.iter().all(|x| matches!(x, Py::Int(n) if i64::try_from(*n).is_ok())) =>
+            {
+                let words: Vec<u64> =
+                    items.iter().map(|x| if let Py::Int(n) = x { *n as i64 as u64 } else { 0 }).collect();
+                return Ok(Some(b.num_list(false, &words)));
+            }
+            // A 2-tuple of ints that fit in 29 bits each is a PAIR slot.
+            Py::Tuple(items) if matches!(&items[..], [Py::Int(a), Py::Int(b)] if make_pair_slot(*a as i64, *b as i64).is_some() && i64::try_from(*a).is_ok() && i64::try_from(*b).is_ok()) =>
+            {
+                let [Py::Int(x), Py::Int(y)] = &items[..] else { unreachable!() };
+                return Ok(Some(make_pair_slot(*x as i64, *y as i64).unwrap()));
+            }
+            Py::List(items) => Cursor::Items { items, tuple: false, next: 0 },
+            Py::Tuple(items) => Cursor::Items { items, tuple: true, next: 0 },
+            Py::Dict(kv) => Cursor::Values { kv, class: dict_class::PLAIN, shape: self.w.shape(b, kv), next: 0 },
+            Py::ClassDict(word, kv) => Cursor::Values { kv, class: *word, shape: self.w.shape(b, kv), next: 0 },
+            Py::Set(items) => {
+                let (slots, hashes): (Vec<u64>, Vec<u64>) = items.iter().map(|x| self.w.key(b, x)).unzip();
+                return Ok(Some(b.set(false, &slots, &hashes)));
+            }
+            other => return Ok(Some(self.w.key(b, other).0)),
+        };
+        self.walk.open(open, bale_core::encoder::NO_IDENTITY);
+        Ok(None)
+    }
+
+    fn next_child(&mut self) -> Result<Option<&'p Py>, FormatError> {
+        Ok(match self.walk.top().expect("an open container") {
+            Cursor::Items { items, next, .. } => {
+                *next += 1;
+                items.get(*next - 1)
+            }
+            Cursor::Values { kv, next, .. } => {
+                *next += 1;
+                kv.get(*next - 1).map(|(_, v)| v)
+            }
+        })
+    }
+
+    fn container(&self, cursor: &Cursor<'p>) -> Result<Container, FormatError> {
+        Ok(match *cursor {
+            Cursor::Items { tuple, .. } => Container::Seq { tuple },
+            Cursor::Values { class, shape, .. } => Container::Dict { class, shape },
+        })
+    }
+}
+
+impl Writer {
+    /// Writes `v` (and what it holds) and returns its slot.
+    fn value(&mut self, b: &mut Builder, v: &Py) -> u64 {
+        let mut model = Model { w: self, b, walk: Walk::new(false) };
+        encode(&mut model, v).expect("the model's values are valid")
+    }
+
+    fn str_slot(&mut self, b: &mut Builder, cps: &[u32]) -> u64 {
         let (w, units) = units_of(cps);
         if w == Width::Ascii && cps.len() <= SSTR_MAX {
             return make_sstr_slot(&units);
@@ -492,70 +579,24 @@ impl Writer {
         if let Some(&slot) = self.strings.get(cps) {
             return slot;
         }
-        let slot = self.b.str_units(w, &units);
+        let slot = b.str_units(w, &units);
         self.strings.insert(cps.to_vec(), slot);
         slot
     }
 
-    fn int_slot(&mut self, x: i128) -> (u64, u64) {
+    fn int_slot(&mut self, b: &mut Builder, x: i128) -> (u64, u64) {
         match i64::try_from(x) {
-            Ok(v) => (self.b.int(v), hash::hash_i64(v)),
+            Ok(v) => (b.int(v), hash::hash_i64(v)),
             Err(_) => {
                 let le = int_le(x);
-                (self.b.int_bytes(&le), hash::hash_bigint(&le))
+                (b.int_bytes(&le), hash::hash_bigint(&le))
             }
-        }
-    }
-
-    fn value(&mut self, v: &Py) -> u64 {
-        if let Some(slot) = self.table(v) {
-            return slot;
-        }
-        match v {
-            // Lists of only floats, or only ints that fit in 64 bits, are number lists.
-            Py::List(items) if !items.is_empty() && items.iter().all(|x| matches!(x, Py::Float(_))) => {
-                let words: Vec<u64> =
-                    items.iter().map(|x| if let Py::Float(f) = x { f.to_bits() } else { 0 }).collect();
-                self.b.num_list(true, &words)
-            }
-            Py::List(items)
-                if !items.is_empty() && items.iter().all(|x| matches!(x, Py::Int(n) if i64::try_from(*n).is_ok())) =>
-            {
-                let words: Vec<u64> =
-                    items.iter().map(|x| if let Py::Int(n) = x { *n as i64 as u64 } else { 0 }).collect();
-                self.b.num_list(false, &words)
-            }
-            // A 2-tuple of ints that fit in 29 bits each is a PAIR slot.
-            Py::Tuple(items) if matches!(&items[..], [Py::Int(a), Py::Int(b)] if make_pair_slot(*a as i64, *b as i64).is_some() && i64::try_from(*a).is_ok() && i64::try_from(*b).is_ok()) =>
-            {
-                let [Py::Int(a), Py::Int(b)] = &items[..] else { unreachable!() };
-                make_pair_slot(*a as i64, *b as i64).unwrap()
-            }
-            Py::List(items) | Py::Tuple(items) => {
-                let slots: Vec<u64> = items.iter().map(|x| self.value(x)).collect();
-                self.b.seq(matches!(v, Py::Tuple(_)), &slots)
-            }
-            Py::Dict(kv) => {
-                let shape = self.shape(kv);
-                let vals: Vec<u64> = kv.iter().map(|(_, x)| self.value(x)).collect();
-                self.b.dict(shape, &vals)
-            }
-            Py::ClassDict(word, kv) => {
-                let shape = self.shape(kv);
-                let vals: Vec<u64> = kv.iter().map(|(_, x)| self.value(x)).collect();
-                self.b.dict_of_class(*word, shape, &vals)
-            }
-            Py::Set(items) => {
-                let (slots, hashes): (Vec<u64>, Vec<u64>) = items.iter().map(|x| self.key(x)).unzip();
-                self.b.set(false, &slots, &hashes)
-            }
-            other => self.key(other).0,
         }
     }
 
     /// A list of at least 4 dicts of one key sequence whose values are
     /// scalars or lists of scalars, written by column as the compactor does.
-    fn table(&mut self, v: &Py) -> Option<u64> {
+    fn table(&mut self, b: &mut Builder, v: &Py) -> Option<u64> {
         let Py::List(rows) = v else { return None };
         let scalar = |x: &Py| matches!(x, Py::None | Py::Bool(_) | Py::Int(_) | Py::Float(_) | Py::Str(_));
         let keys = match rows.first() {
@@ -578,8 +619,8 @@ impl Writer {
         let shape = match self.shapes.get(&cache_key) {
             Some(&shape) => shape,
             None => {
-                let (slots, hashes): (Vec<u64>, Vec<u64>) = first.iter().map(|(k, _)| self.key(k)).unzip();
-                let shape = self.b.shape(&slots, &hashes);
+                let (slots, hashes): (Vec<u64>, Vec<u64>) = first.iter().map(|(k, _)| self.key(b, k)).unzip();
+                let shape = b.shape(&slots, &hashes);
                 self.shapes.insert(cache_key, shape);
                 shape
             }
@@ -588,13 +629,13 @@ impl Writer {
             .map(|j| {
                 let values: Vec<&Py> =
                     rows.iter().map(|r| if let Py::Dict(kv) = r { &kv[j].1 } else { unreachable!() }).collect();
-                self.column(&values)
+                self.column(b, &values)
             })
             .collect();
-        Some(self.b.table_object(rows.len(), shape, &cols))
+        Some(b.table_object(rows.len(), shape, &cols))
     }
 
-    fn column(&mut self, values: &[&Py]) -> u64 {
+    fn column(&mut self, b: &mut Builder, values: &[&Py]) -> u64 {
         if values.iter().all(|x| matches!(x, Py::List(_))) {
             let mut flat: Vec<&Py> = Vec::new();
             let mut offsets = vec![0u32];
@@ -604,25 +645,25 @@ impl Writer {
                 }
                 offsets.push(flat.len() as u32);
             }
-            let child = if flat.is_empty() { SLOT_EMPTY_LIST } else { self.scalar_column(&flat) };
-            return self.b.list_column(child, &offsets);
+            let child = if flat.is_empty() { SLOT_EMPTY_LIST } else { self.scalar_column(b, &flat) };
+            return b.list_column(child, &offsets);
         }
         if values.iter().all(|x| !matches!(x, Py::List(_))) {
-            return self.scalar_column(values);
+            return self.scalar_column(b, values);
         }
-        let slots: Vec<u64> = values.iter().map(|x| self.value(x)).collect();
-        self.b.seq(false, &slots)
+        let slots: Vec<u64> = values.iter().map(|x| self.value(b, x)).collect();
+        b.seq(false, &slots)
     }
 
     /// Raw numbers; strings of one width as a STR_COLUMN when smaller than
     /// slots (a string not inline counted as stored once per occurrence);
     /// else slots.
-    fn scalar_column(&mut self, values: &[&Py]) -> u64 {
+    fn scalar_column(&mut self, b: &mut Builder, values: &[&Py]) -> u64 {
         let as_list = Py::List(values.iter().map(|x| (*x).clone()).collect());
         let numbers = values.iter().all(|x| matches!(x, Py::Float(_)))
             || values.iter().all(|x| matches!(x, Py::Int(n) if i64::try_from(*n).is_ok()));
         if numbers {
-            return self.value(&as_list);
+            return self.value(b, &as_list);
         }
         let strs: Option<Vec<(Width, Vec<u8>, usize)>> = values
             .iter()
@@ -649,21 +690,21 @@ impl Writer {
                     data.extend_from_slice(u);
                     offsets.push((data.len() / width.unit()) as u32);
                 }
-                return self.b.str_column(width, &offsets, &data);
+                return b.str_column(width, &offsets, &data);
             }
         }
-        let slots: Vec<u64> = values.iter().map(|x| self.value(x)).collect();
-        self.b.seq(false, &slots)
+        let slots: Vec<u64> = values.iter().map(|x| self.value(b, x)).collect();
+        b.seq(false, &slots)
     }
 
     /// The shape of a dict's keys: written once per key sequence (of at most 64 keys).
-    fn shape(&mut self, kv: &[(Py, Py)]) -> u64 {
+    fn shape(&mut self, b: &mut Builder, kv: &[(Py, Py)]) -> u64 {
         let cache_key: String = kv.iter().map(|(k, _)| py(k)).collect::<Vec<_>>().join("\u{0}");
         if let Some(&shape) = self.shapes.get(&cache_key) {
             return shape;
         }
-        let (slots, hashes): (Vec<u64>, Vec<u64>) = kv.iter().map(|(k, _)| self.key(k)).unzip();
-        let shape = self.b.shape(&slots, &hashes);
+        let (slots, hashes): (Vec<u64>, Vec<u64>) = kv.iter().map(|(k, _)| self.key(b, k)).unzip();
+        let shape = b.shape(&slots, &hashes);
         if kv.len() <= 64 {
             self.shapes.insert(cache_key, shape);
         }
@@ -671,36 +712,36 @@ impl Writer {
     }
 
     /// Slot and key hash of a hashable value.
-    fn key(&mut self, v: &Py) -> (u64, u64) {
+    fn key(&mut self, b: &mut Builder, v: &Py) -> (u64, u64) {
         match v {
             Py::None => (SLOT_NONE, hash::mix(hash::SEED_NONE)),
             Py::Bool(b) => (if *b { SLOT_TRUE } else { SLOT_FALSE }, hash::hash_i64(*b as i64)),
-            Py::Int(x) => self.int_slot(*x),
-            Py::Float(x) => (self.b.float(*x), hash::hash_f64(*x)),
-            Py::Complex(re, im) => (self.b.complex(*re, *im), hash::hash_complex(*re, *im)),
+            Py::Int(x) => self.int_slot(b, *x),
+            Py::Float(x) => (b.float(*x), hash::hash_f64(*x)),
+            Py::Complex(re, im) => (b.complex(*re, *im), hash::hash_complex(*re, *im)),
             Py::Str(cps) => {
                 let h = hash::hash_str_units(&units_of(cps).1);
-                (self.str_slot(cps), h)
+                (self.str_slot(b, cps), h)
             }
-            Py::Bytes(b) => (self.b.bytes_obj(b), hash::hash_bytes(b)),
+            Py::Bytes(bytes) => (b.bytes_obj(bytes), hash::hash_bytes(bytes)),
             Py::Tuple(items) => {
                 let mut th = TupleHasher::new();
                 let mut slots = Vec::new();
                 for x in items {
-                    let (slot, h) = self.key(x);
+                    let (slot, h) = self.key(b, x);
                     slots.push(slot);
                     th.add(h);
                 }
-                (self.b.seq(true, &slots), th.finish(items.len()))
+                (b.seq(true, &slots), th.finish(items.len()))
             }
             Py::FrozenSet(items) => {
-                let (slots, hashes): (Vec<u64>, Vec<u64>) = items.iter().map(|x| self.key(x)).unzip();
+                let (slots, hashes): (Vec<u64>, Vec<u64>) = items.iter().map(|x| self.key(b, x)).unzip();
                 let sum = hashes.iter().fold(0u64, |acc, &h| acc.wrapping_add(hash::mix(h)));
-                (self.b.set(true, &slots, &hashes), hash::frozenset_hash(sum, items.len()))
+                (b.set(true, &slots, &hashes), hash::frozenset_hash(sum, items.len()))
             }
             Py::Ext(kind, aux, payload, _) => {
                 let e = bale_core::Ext { kind: *kind, start: 0, aux: *aux, payload };
-                (self.b.ext(*kind, *aux, payload), hash::hash_ext(&e))
+                (b.ext(*kind, *aux, payload), hash::hash_ext(&e))
             }
             Py::List(_) | Py::Dict(_) | Py::ClassDict(..) | Py::Set(_) => panic!("unhashable key {v:?}"),
         }
@@ -708,9 +749,9 @@ impl Writer {
 }
 
 fn build(v: &Py) -> Vec<u8> {
-    let mut w = Writer::new();
-    let root = w.value(v);
-    w.b.finish(root)
+    let mut b = Builder::new();
+    let root = Writer::default().value(&mut b, v);
+    b.finish(root)
 }
 
 // ------------------------------------------------------------- checking

@@ -243,3 +243,73 @@ fn forged_forward_references_never_hang_verification() {
         }
     }
 }
+
+#[test]
+fn transplant_refuses_a_list_column_whose_offsets_were_damaged_and_copies_on_after() {
+    // [[1, 2], [3]] as a LIST_COLUMN over the number list [1, 2, 3].
+    let mut b = Builder::new();
+    let child = b.num_list(false, &[1, 2, 3]);
+    let column = b.list_column(child, &[0, 2, 3]);
+    let good = b.str_utf8("a value copied after the failure");
+    let root = b.seq(false, &[column, good]);
+    let src_bytes = b.finish(root);
+    let src = Region::new_verified(&src_bytes).unwrap();
+    let Value::List(items) = src.root().unwrap() else { panic!("a list") };
+    let column_slot = src.reader.seq_slot(items, 0).unwrap();
+    let good_slot = src.reader.seq_slot(items, 1).unwrap();
+
+    // The offsets follow the header word and the child slot.
+    let offs = column_slot as usize + 16;
+    let mut damaged = src_bytes.clone();
+    damaged[offs + 4..offs + 8].copy_from_slice(&5u32.to_le_bytes());
+    let bad = Region::new(&damaged).unwrap();
+
+    let mut dst = Builder::new();
+    let mut t = Transplant::new(&bad.reader, false, false);
+    let err = t.copy(&bad.reader, &mut dst, column_slot, damaged.len()).unwrap_err();
+    assert!(err.message.contains("list column offsets"), "{err}");
+    assert_eq!(err.offset, Some(offs));
+    // The same copy state goes on: the failed walk left no open container.
+    let copied = t.copy(&bad.reader, &mut dst, good_slot, damaged.len()).unwrap();
+    let out = dst.finish(copied);
+    let copy = Region::new_verified(&out).unwrap();
+    let Value::Str(s) = copy.root().unwrap() else { panic!("a str") };
+    assert_eq!(s.units(), b"a value copied after the failure");
+
+    // The undamaged column copies whole.
+    let mut dst = Builder::new();
+    let mut t = Transplant::new(&src.reader, false, false);
+    let copied = t.copy(&src.reader, &mut dst, column_slot, src_bytes.len()).unwrap();
+    let out = dst.finish(copied);
+    let copy = Region::new_verified(&out).unwrap();
+    let Value::Column(c) = src.reader.decode(column_slot, src_bytes.len()).unwrap() else { panic!("a column") };
+    let want = Value::Column(c);
+    assert!(values_eq(&src.reader, want, &copy.reader, copy.root().unwrap()).unwrap());
+}
+
+#[test]
+fn a_copy_that_failed_inside_a_container_leaves_nothing_open() {
+    let mut b = Builder::new();
+    let inner = b.seq(false, &[SLOT_NONE, SLOT_TRUE]);
+    let s = b.str_utf8("a string, damaged below");
+    let root = b.seq(false, &[inner, s]);
+    let mut bytes = b.finish(root);
+    // The root's second slot now points past the end of the region.
+    let Value::List(items) = Region::new(&bytes).unwrap().root().unwrap() else { panic!("a list") };
+    let at = items.pos + 8;
+    bytes[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let src = Region::new(&bytes).unwrap();
+
+    let mut dst = Builder::new();
+    let mut t = Transplant::new(&src.reader, false, false);
+    assert!(t.copy(&src.reader, &mut dst, root, bytes.len()).is_err());
+    // The root list's frame was open when the copy failed; a later copy
+    // must not finish it.
+    let copied = t.copy(&src.reader, &mut dst, inner, bytes.len()).unwrap();
+    let out = dst.finish(copied);
+    let copy = Region::new_verified(&out).unwrap();
+    let Value::List(l) = copy.root().unwrap() else { panic!("a list") };
+    assert_eq!(l.len, 2);
+    assert!(matches!(copy.reader.seq_item(l, 0).unwrap(), Value::None));
+    assert!(matches!(copy.reader.seq_item(l, 1).unwrap(), Value::Bool(true)));
+}

@@ -1,4 +1,7 @@
-//! Python objects to a region, in one iterative pass through the C-API.
+//! Python objects to a region, in one iterative pass through the C-API:
+//! the compactor is a source of the core's encoder (`bale_core::encoder`),
+//! whose `Walk` holds the open containers (the compactor's `Cursor`s) and
+//! writes each container once its children are written.
 //!
 //! Children are written before their container. Strings met again by
 //! identity, and dict key sequences met again, are written once. With
@@ -10,6 +13,7 @@
 use std::fmt::Write;
 use std::ptr::addr_of_mut;
 
+use bale_core::encoder::{Container, Frame, Source, Walk, NO_IDENTITY};
 use bale_core::format::Width;
 use bale_core::format::{
     make_int_slot, make_pair_slot, make_seq_slot, make_sstr_slot, FLAG_CYCLIC, FLAG_SHARED, FLAVOR_ENUM,
@@ -20,7 +24,7 @@ use bale_core::hash::{
     frozenset_hash, hash_bigint, hash_bytes, hash_complex, hash_f64, hash_i64, hash_str_units, mix, TupleHasher,
     MAX_KEY_DEPTH, SEED_NONE,
 };
-use bale_core::{Builder, ForwardRefs, Transplant};
+use bale_core::{Builder, Transplant};
 use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -57,11 +61,13 @@ pub(crate) const SMALL_LEAF_SEQ: usize = 4;
 /// How far ahead of the element being visited its siblings are prefetched.
 pub(crate) const PREFETCH_AHEAD: usize = 4;
 
+/// Where the compactor is in an open container (see `bale_core::encoder`),
+/// and how the container is written.
 #[derive(Clone, Copy)]
-pub(crate) enum Frame {
+pub enum Cursor {
     /// `seen`: `python_runs` when a list's length was last known to be
     /// `len` (see `Compactor::resume`).
-    Seq { obj: *mut PyObject, tuple: bool, len: usize, next: usize, base: usize, seen: u64 },
+    Seq { obj: *mut PyObject, tuple: bool, len: usize, next: usize, seen: u64 },
     Dict {
         obj: *mut PyObject,
         /// Its `collections` class word (`bale_core::dict_class`).
@@ -70,21 +76,11 @@ pub(crate) enum Frame {
         items: usize,
         len: usize,
         next: usize,
-        base: usize,
         seen: u64,
     },
     /// A record: `items` holds (field name, value) pairs, the values owned
     /// from `refs` on in `record_refs` when they had to be fetched.
-    Record {
-        obj: *mut PyObject,
-        ty: u64,
-        items: usize,
-        refs: usize,
-        len: usize,
-        next: usize,
-        base: usize,
-        member: bool,
-    },
+    Record { obj: *mut PyObject, ty: u64, items: usize, refs: usize, len: usize, next: usize, member: bool },
 }
 
 /// Where a cached key sequence sits in `Compactor::shape_keys`, and its shape.
@@ -105,15 +101,15 @@ pub(crate) unsafe fn seq_items(obj: *mut PyObject, tuple: bool) -> *mut *mut PyO
     }
 }
 
-impl Frame {
+impl Cursor {
     fn obj(&self) -> *mut PyObject {
         match *self {
-            Frame::Seq { obj, .. } | Frame::Dict { obj, .. } | Frame::Record { obj, .. } => obj,
+            Cursor::Seq { obj, .. } | Cursor::Dict { obj, .. } | Cursor::Record { obj, .. } => obj,
         }
     }
     /// Lists and dicts: the containers a cycle must pass through.
     fn mutable(&self) -> bool {
-        !matches!(self, Frame::Seq { tuple: true, .. })
+        !matches!(self, Cursor::Seq { tuple: true, .. })
     }
 }
 
@@ -144,11 +140,9 @@ pub struct Compactor<'py> {
     pub builder: Builder,
     /// Preserve identity: each object is written once, cycles allowed.
     pub(crate) share: bool,
-    /// With `share`: slots of the containers written, by address.
-    memo: FxHashMap<usize, u64>,
-    /// With `share`: containers being written, by address, and their depth.
-    active: FxHashMap<usize, usize>,
-    forward: ForwardRefs,
+    /// The open containers, their children's slots, and (with `share`)
+    /// what was written by address: the core's walk (`bale_core::encoder`).
+    pub(crate) walk: Walk<Cursor>,
     /// The region an append adds to: its views are referenced, not copied.
     target: Option<Py<Region>>,
     /// Copies made from views of other regions, by region.
@@ -173,13 +167,12 @@ pub struct Compactor<'py> {
     /// The key pointers and shape of the last dict entered.
     last_shape: Option<(Vec<usize>, u64)>,
     keepalive: Vec<Py<PyAny>>,
-    frames: Vec<Frame>,
-    /// Frames a tuple tree hands over to the frame loop (kept for its capacity).
-    pub(crate) handover: Vec<Frame>,
+    /// Frames (a cursor and where its children's slots start) a tuple tree
+    /// hands over to the frame loop (kept for its capacity).
+    pub(crate) handover: Vec<(Cursor, usize)>,
     /// Whether tuples are written by `tuple_tree` (off only in a test).
     pub(crate) tuple_trees: bool,
     deep_path: FxHashSet<usize>,
-    pub(crate) slots: Vec<u64>,
     pub(crate) items: Vec<(*mut PyObject, *mut PyObject)>,
     pub(crate) key_ptrs: Vec<usize>,
     /// How each non-built-in type met is stored, by type pointer.
@@ -225,7 +218,7 @@ pub struct Compactor<'py> {
 // Note [Python code during compaction]
 // The compactor reads the input through borrowed pointers (list items,
 // `PyDict_Next` entries) and remembers objects by address (strings met
-// again, dict key sequences, the `share=True` memo, enum members, type
+// again, dict key sequences, the `share=True` identities, enum members, type
 // handlers). Both are sound only while every object they name stays alive
 // and in place, which holds as long as no Python code runs: the compactor
 // holds the GIL and pauses the cyclic GC (whose finalizers are Python code).
@@ -262,9 +255,7 @@ impl<'py> Compactor<'py> {
             py,
             builder: Builder::with_capacity(capacity),
             share: false,
-            memo: FxHashMap::default(),
-            active: FxHashMap::default(),
-            forward: ForwardRefs::default(),
+            walk: Walk::new(false),
             target: None,
             transplants: FxHashMap::default(),
             flags: 0,
@@ -275,12 +266,10 @@ impl<'py> Compactor<'py> {
             shape_keys: Vec::new(),
             last_shape: None,
             keepalive: Vec::new(),
-            frames: Vec::new(),
             handover: Vec::new(),
             tuple_trees: true,
             root_name: String::from("root"),
             deep_path: FxHashSet::default(),
-            slots: Vec::new(),
             items: Vec::new(),
             key_ptrs: Vec::new(),
             handlers: FxHashMap::default(),
@@ -333,16 +322,17 @@ impl<'py> Compactor<'py> {
         for i in 0..self.entering.len() {
             self.own(self.entering[i]);
         }
-        for depth in self.frames_pinned..self.frames.len() {
-            let obj = self.frames[depth].obj();
+        for depth in self.frames_pinned..self.walk.depth() {
+            let cursor = self.walk.frames()[depth].cursor;
+            let obj = cursor.obj();
             ffi::Py_IncRef(obj);
             self.frame_pins.push((depth, obj));
             // Python code may now reach it again (see `check_cycle`).
-            if depth >= LINEAR_PATH && self.frames[depth].mutable() {
+            if depth >= LINEAR_PATH && cursor.mutable() {
                 self.deep_path.insert(obj as usize);
             }
         }
-        self.frames_pinned = self.frames.len();
+        self.frames_pinned = self.walk.depth();
         for i in self.items_pinned..self.items.len() {
             // A table's shape is found with keys only (null values).
             let (k, v) = self.items[i];
@@ -390,14 +380,14 @@ impl<'py> Compactor<'py> {
     #[inline]
     unsafe fn resume(&mut self) -> PyResult<()> {
         let runs = self.python_runs;
-        let depth = self.frames.len() - 1;
-        let changed = match &mut self.frames[depth] {
-            Frame::Seq { seen, .. } | Frame::Dict { seen, .. } if *seen == runs => return Ok(()),
-            Frame::Seq { obj, tuple: false, len, seen, .. } => {
+        let depth = self.walk.depth() - 1;
+        let changed = match &mut self.walk.frames_mut()[depth].cursor {
+            Cursor::Seq { seen, .. } | Cursor::Dict { seen, .. } if *seen == runs => return Ok(()),
+            Cursor::Seq { obj, tuple: false, len, seen, .. } => {
                 *seen = runs;
                 (pylist::len(*obj) != *len).then_some("list")
             }
-            Frame::Dict { obj, len, seen, .. } => {
+            Cursor::Dict { obj, len, seen, .. } => {
                 *seen = runs;
                 (ffi::PyDict_Size(*obj) as usize != *len).then_some("dict")
             }
@@ -416,6 +406,7 @@ impl<'py> Compactor<'py> {
     /// (the region gets the SHARED flag), and cycles are allowed.
     pub fn share(mut self, share: bool) -> Self {
         self.share = share;
+        self.walk = Walk::new(share);
         if share {
             self.flags |= FLAG_SHARED;
         }
@@ -451,7 +442,7 @@ impl<'py> Compactor<'py> {
 
     /// The header flags the result needs (SHARED, CYCLIC).
     pub fn flags(&self) -> u32 {
-        self.flags | if self.forward.made() { FLAG_CYCLIC | FLAG_SHARED } else { 0 }
+        self.flags | if self.walk.made_cycles() { FLAG_CYCLIC | FLAG_SHARED } else { 0 }
     }
 
     /// The bytes of a fresh region whose root is `root`, the slot `run`
@@ -482,129 +473,133 @@ impl<'py> Compactor<'py> {
     }
 
     unsafe fn walk(&mut self, root: &Bound<'py, PyAny>) -> PyResult<u64> {
-        {
-            if let Some(s) = self.visit(root.as_ptr())? {
-                return Ok(s);
+        bale_core::encode(self, root.as_ptr())
+    }
+
+    /// The next element of the innermost open container (`None`: it has
+    /// no more), its siblings a few ahead prefetched.
+    #[inline(always)]
+    unsafe fn next_element(&mut self) -> PyResult<Option<*mut PyObject>> {
+        self.resume()?;
+        match *self.walk.top().expect("an open container") {
+            Cursor::Seq { obj, tuple, len, ref mut next, .. } => {
+                if *next == len {
+                    return Ok(None);
+                }
+                let i = *next;
+                *next += 1;
+                let items = seq_items(obj, tuple);
+                if i + PREFETCH_AHEAD < len {
+                    prefetch(*items.add(i + PREFETCH_AHEAD));
+                }
+                Ok(Some(*items.add(i)))
             }
-            while !self.frames.is_empty() {
-                self.resume()?;
-                let top = self.frames.last_mut().expect("not empty");
-                match top {
-                    Frame::Seq { obj, tuple, len, next, base, .. } => {
-                        if *next < *len {
-                            let (obj, i, tuple, len) = (*obj, *next, *tuple, *len);
-                            *next += 1;
-                            let items = seq_items(obj, tuple);
-                            if i + PREFETCH_AHEAD < len {
-                                prefetch(*items.add(i + PREFETCH_AHEAD));
-                            }
-                            let child = *items.add(i);
-                            if let Some(s) = self.visit(child)? {
-                                self.slots.push(s);
-                            }
-                        } else {
-                            let (tuple, base) = (*tuple, *base);
-                            let slot = self.builder.seq(tuple, &self.slots[base..]);
-                            self.finish_frame(slot, base);
-                        }
-                    }
-                    Frame::Dict { class, shape, items, len, next, base, .. } => {
-                        if *next < *len {
-                            let child = self.items[*items + *next].1;
-                            if *next + PREFETCH_AHEAD < *len {
-                                prefetch(self.items[*items + *next + PREFETCH_AHEAD].1);
-                            }
-                            *next += 1;
-                            if let Some(s) = self.visit(child)? {
-                                self.slots.push(s);
-                            }
-                        } else {
-                            let (class, shape, items, base) = (*class, *shape, *items, *base);
-                            let slot = self.builder.dict_of_class(class, shape, &self.slots[base..]);
-                            self.truncate_items(items);
-                            self.finish_frame(slot, base);
-                        }
-                    }
-                    Frame::Record { ty, items, refs, len, next, base, .. } => {
-                        if *next < *len {
-                            let child = self.items[*items + *next].1;
-                            *next += 1;
-                            if let Some(s) = self.visit(child)? {
-                                self.slots.push(s);
-                            }
-                        } else {
-                            let (ty, items, refs, base) = (*ty, *items, *refs, *base);
-                            let slot = self.builder.record(ty, &self.slots[base..]);
-                            self.truncate_items(items);
-                            // Values fetched by Python code may be temporaries.
-                            while self.record_refs.len() > refs {
-                                let v = self.record_refs.pop().expect("longer than refs");
-                                self.release(v.into_ptr());
-                            }
-                            self.finish_frame(slot, base);
-                        }
-                    }
+            Cursor::Dict { items, len, ref mut next, .. } => {
+                if *next == len {
+                    return Ok(None);
+                }
+                let i = *next;
+                *next += 1;
+                if i + PREFETCH_AHEAD < len {
+                    prefetch(self.items[items + i + PREFETCH_AHEAD].1);
+                }
+                Ok(Some(self.items[items + i].1))
+            }
+            Cursor::Record { items, len, ref mut next, .. } => {
+                if *next == len {
+                    return Ok(None);
+                }
+                let i = *next;
+                *next += 1;
+                Ok(Some(self.items[items + i].1))
+            }
+        }
+    }
+
+    /// The container of `cursor` was written as `slot` (remembered by
+    /// address if `kept`) and its frame is gone: lets go of what it held.
+    fn closed_container(&mut self, cursor: Cursor, slot: u64, kept: bool) {
+        match cursor {
+            Cursor::Seq { .. } => {}
+            Cursor::Dict { items, .. } => self.truncate_items(items),
+            Cursor::Record { obj, items, refs, member, .. } => {
+                self.truncate_items(items);
+                // Values fetched by Python code may be temporaries.
+                while self.record_refs.len() > refs {
+                    let v = self.record_refs.pop().expect("longer than refs");
+                    unsafe { self.release(v.into_ptr()) };
+                }
+                // Enum members are singletons: each is written once.
+                if member {
+                    self.members.insert(obj as usize, slot);
+                    self.own(obj);
                 }
             }
         }
-        Ok(self.slots.pop().expect("the root leaves one slot"))
+        if kept {
+            // The walk remembers it by address: keep that address its own.
+            self.own(cursor.obj());
+        }
+        let depth = self.walk.depth();
+        self.frames_pinned = self.frames_pinned.min(depth);
+        unsafe { release_from(self.py, &mut self.frame_pins, depth, &mut self.pins) };
+        if depth >= LINEAR_PATH && cursor.mutable() {
+            self.deep_path.remove(&(cursor.obj() as usize));
+        }
     }
 
-    /// The container of the top frame was written as `slot`, its elements
-    /// being `slots[base..]`.
-    fn finish_frame(&mut self, slot: u64, base: usize) {
-        if let Some(&Frame::Record { obj, member: true, .. }) = self.frames.last() {
-            self.members.insert(obj as usize, slot);
-            self.own(obj);
-        }
-        if self.share {
-            let depth = self.frames.len() - 1;
-            self.forward.note(&self.builder, slot, &self.slots[base..]);
-            self.forward.resolve(&mut self.builder, depth, slot);
-            let obj = self.frames[depth].obj();
-            if unsafe { ffi::Py_REFCNT(obj) } > 1 {
-                self.active.remove(&(obj as usize));
-                self.memo.insert(obj as usize, slot);
-                self.own(obj);
-            }
-        }
-        self.slots.truncate(base);
-        self.pop_frame();
-        self.slots.push(slot);
+    // Note [Cursors built in place]
+    // A cursor built by the caller and handed to an out-of-line function
+    // is written with 8-byte stores and read back with 16-byte loads by
+    // the frame's push: each such load waits for the stores to retire (a
+    // failed store forward), which cost nested records a sixth of their
+    // compaction time. So each kind of container has its own out-of-line
+    // opener taking the cursor's fields in registers, and the cursor is
+    // built where the frame is pushed.
+
+    /// Opens a list or tuple (`Note [Cursors built in place]`).
+    #[inline(never)]
+    pub(crate) fn open_seq(&mut self, obj: *mut PyObject, tuple: bool, len: usize, seen: u64) {
+        let base = self.walk.slots.len();
+        self.push_frame_at(Cursor::Seq { obj, tuple, len, next: 0, seen }, base);
     }
 
-    pub(crate) fn push_frame(&mut self, f: Frame) {
+    /// Opens a dict whose entries are `items[items..items + len]`.
+    #[inline(never)]
+    fn open_dict(&mut self, obj: *mut PyObject, class: u64, shape: u64, items: usize, len: usize, seen: u64) {
+        let base = self.walk.slots.len();
+        self.push_frame_at(Cursor::Dict { obj, class, shape, items, len, next: 0, seen }, base);
+    }
+
+    /// Opens a record whose fields are `items[items..items + len]`.
+    #[inline(never)]
+    fn open_record(&mut self, obj: *mut PyObject, ty: u64, items: usize, refs: usize, len: usize, member: bool) {
+        let base = self.walk.slots.len();
+        self.push_frame_at(Cursor::Record { obj, ty, items, refs, len, next: 0, member }, base);
+    }
+
+    /// Opens the container of `f`, whose children's slots start at `base`.
+    #[inline(always)]
+    pub(crate) fn push_frame_at(&mut self, f: Cursor, base: usize) {
         // An object held by one reference is reached once: only others can
         // be met again, so only they are remembered.
-        if self.share && unsafe { ffi::Py_REFCNT(f.obj()) } > 1 {
-            self.active.insert(f.obj() as usize, self.frames.len());
-        }
-        if self.frames.len() >= LINEAR_PATH && f.mutable() && unsafe { ffi::Py_REFCNT(f.obj()) } > 1 {
+        let shared = unsafe { ffi::Py_REFCNT(f.obj()) } > 1;
+        let identity = if self.share && shared { f.obj() as u64 } else { NO_IDENTITY };
+        if self.walk.depth() >= LINEAR_PATH && f.mutable() && shared {
             self.deep_path.insert(f.obj() as usize);
         }
-        self.frames.push(f);
-    }
-
-    fn pop_frame(&mut self) {
-        if let Some(f) = self.frames.pop() {
-            let depth = self.frames.len();
-            self.frames_pinned = self.frames_pinned.min(depth);
-            unsafe { release_from(self.py, &mut self.frame_pins, depth, &mut self.pins) };
-            if self.frames.len() >= LINEAR_PATH && f.mutable() {
-                self.deep_path.remove(&(f.obj() as usize));
-            }
-        }
+        self.walk.open_at(f, identity, base);
     }
 
     /// The path of the value being visited, like `root['users'][3]`.
     fn path(&self) -> String {
-        self.path_to(self.frames.len())
+        self.path_to(self.walk.depth())
     }
 
     /// The path of the container of frame `depth`, with the middle of
     /// long paths elided.
     fn path_to(&self, depth: usize) -> String {
-        let steps = self.steps(&self.frames[..depth]);
+        let steps = self.steps(&self.walk.frames()[..depth]);
         let mut s = self.root_name.clone();
         let n = steps.len();
         for (depth, step) in steps.iter().enumerate() {
@@ -622,15 +617,15 @@ impl<'py> Compactor<'py> {
     /// How each of `frames` reaches its current element. Keys are owned
     /// before any is rendered: a key's `__repr__` is Python code, which
     /// must not be able to free the keys rendered after it.
-    fn steps(&self, frames: &[Frame]) -> Vec<Step<'py>> {
+    fn steps(&self, frames: &[Frame<Cursor>]) -> Vec<Step<'py>> {
         frames
             .iter()
-            .map(|f| match *f {
-                Frame::Seq { next, .. } => Step::Index(next - 1),
-                Frame::Dict { items, next, .. } => {
+            .map(|f| match f.cursor {
+                Cursor::Seq { next, .. } => Step::Index(next - 1),
+                Cursor::Dict { items, next, .. } => {
                     Step::Key(unsafe { Bound::from_borrowed_ptr(self.py, self.items[items + next - 1].0) })
                 }
-                Frame::Record { items, next, .. } => {
+                Cursor::Record { items, next, .. } => {
                     Step::Field(unsafe { Bound::from_borrowed_ptr(self.py, self.items[items + next - 1].0) })
                 }
             })
@@ -668,18 +663,19 @@ impl<'py> Compactor<'py> {
         if ffi::Py_REFCNT(obj) == 1 {
             return Ok(());
         }
-        let depth = self.frames.len();
-        let linear = self.frames[..depth.min(LINEAR_PATH)].iter().position(|f| f.obj() == obj);
+        let frames = self.walk.frames();
+        let depth = frames.len();
+        let linear = frames[..depth.min(LINEAR_PATH)].iter().position(|f| f.cursor.obj() == obj);
         let found = linear.or_else(|| {
             if depth > LINEAR_PATH && self.deep_path.contains(&(obj as usize)) {
-                self.frames.iter().position(|f| f.obj() == obj)
+                frames.iter().position(|f| f.cursor.obj() == obj)
             } else {
                 None
             }
         });
         if let Some(at) = found {
             let mut ancestor = self.root_name.clone();
-            for step in &self.steps(&self.frames[..at]) {
+            for step in &self.steps(&frames[..at]) {
                 ancestor.push_str(&self.step_text(step));
                 if ancestor.len() > 200 {
                     ancestor.push_str("...");
@@ -737,11 +733,11 @@ impl<'py> Compactor<'py> {
     pub(crate) unsafe fn visit(&mut self, obj: *mut PyObject) -> PyResult<Option<u64>> {
         let tp = ffi::Py_TYPE(obj);
         if self.share && ffi::Py_REFCNT(obj) > 1 {
-            if let Some(&s) = self.memo.get(&(obj as usize)) {
+            if let Some(s) = self.walk.written(obj as u64) {
                 return Ok(Some(s));
             }
-            if let Some(&depth) = self.active.get(&(obj as usize)) {
-                if matches!(self.frames[depth], Frame::Record { .. }) {
+            if let Some(depth) = self.walk.open_depth(obj as u64) {
+                if matches!(self.walk.frames()[depth].cursor, Cursor::Record { .. }) {
                     // A record is built from its fields, so it cannot be among them.
                     return Err(CompactError::new_err(format!(
                         "{}: cannot compact a cycle through a {} instance (a record cannot contain itself)",
@@ -749,7 +745,7 @@ impl<'py> Compactor<'py> {
                         type_name(obj)
                     )));
                 }
-                return Ok(Some(self.forward.placeholder(depth)));
+                return Ok(Some(self.walk.forward_to(depth)));
             }
         }
         if tp == addr_of_mut!(ffi::PyUnicode_Type) {
@@ -774,7 +770,7 @@ impl<'py> Compactor<'py> {
                     // An empty list may be shared and later mutated after
                     // thaw: it needs a place of its own to be one object.
                     let slot = self.builder.empty_list_object();
-                    self.memo.insert(obj as usize, slot);
+                    self.walk.keep(obj as u64, slot);
                     self.own(obj);
                     return Ok(Some(slot));
                 }
@@ -789,7 +785,7 @@ impl<'py> Compactor<'py> {
             if !tuple {
                 if let Some(slot) = self.number_list(items, len) {
                     if self.share && ffi::Py_REFCNT(obj) > 1 {
-                        self.memo.insert(obj as usize, slot);
+                        self.walk.keep(obj as u64, slot);
                         self.own(obj);
                     }
                     return Ok(Some(slot));
@@ -813,7 +809,7 @@ impl<'py> Compactor<'py> {
                 prefetch(*items.add(i));
             }
             let seen = self.python_runs;
-            self.push_frame(Frame::Seq { obj, tuple, len, next: 0, base: self.slots.len(), seen });
+            self.open_seq(obj, tuple, len, seen);
             return Ok(None);
         }
         if tp == addr_of_mut!(ffi::PyFloat_Type) {
@@ -843,7 +839,7 @@ impl<'py> Compactor<'py> {
         if tp == addr_of_mut!(ffi::PySet_Type) || tp == addr_of_mut!(ffi::PyFrozenSet_Type) {
             let slot = self.set_slot(obj, tp == addr_of_mut!(ffi::PyFrozenSet_Type))?;
             if self.share && ffi::Py_REFCNT(obj) > 1 {
-                self.memo.insert(obj as usize, slot);
+                self.walk.keep(obj as u64, slot);
                 self.own(obj);
             }
             return Ok(Some(slot));
@@ -1033,9 +1029,9 @@ impl<'py> Compactor<'py> {
                 self.python(obj, read_all)?
             }
         }
-        // Enum members are singletons: each is written once (see finish_frame).
+        // Enum members are singletons: each is written once (see `closed_container`).
         let member = flavor == FLAVOR_ENUM || flavor == FLAVOR_ENUM_MIXIN;
-        self.push_frame(Frame::Record { obj, ty, items, refs, len: n, next: 0, base: self.slots.len(), member });
+        self.open_record(obj, ty, items, refs, n, member);
         Ok(())
     }
 
@@ -1444,8 +1440,47 @@ impl<'py> Compactor<'py> {
         self.entering.pop();
         let shape = shape?;
         let seen = self.python_runs;
-        self.push_frame(Frame::Dict { obj, class, shape, items, len: n, next: 0, base: self.slots.len(), seen });
+        self.open_dict(obj, class, shape, items, n, seen);
         Ok(())
+    }
+}
+
+// The compactor is a source of the core's walk: Python objects, read
+// through the C-API and the `ffi` layer.
+impl Source for Compactor<'_> {
+    type Node = *mut PyObject;
+    type Cursor = Cursor;
+    type Error = PyErr;
+
+    #[inline(always)]
+    fn parts(&mut self) -> (&mut Walk<Cursor>, &mut Builder) {
+        (&mut self.walk, &mut self.builder)
+    }
+
+    #[inline(always)]
+    fn visit(&mut self, obj: *mut PyObject) -> PyResult<Option<u64>> {
+        // SAFETY: `obj` is alive (`Note [Python code during compaction]`).
+        unsafe { Compactor::visit(self, obj) }
+    }
+
+    #[inline(always)]
+    fn next_child(&mut self) -> PyResult<Option<*mut PyObject>> {
+        // SAFETY: the open containers are alive and their items read live.
+        unsafe { self.next_element() }
+    }
+
+    #[inline(always)]
+    fn container(&self, cursor: &Cursor) -> PyResult<Container> {
+        Ok(match *cursor {
+            Cursor::Seq { tuple, .. } => Container::Seq { tuple },
+            Cursor::Dict { class, shape, .. } => Container::Dict { class, shape },
+            Cursor::Record { ty, .. } => Container::Record { ty },
+        })
+    }
+
+    #[inline(always)]
+    fn closed(&mut self, cursor: Cursor, slot: u64, kept: bool) {
+        self.closed_container(cursor, slot, kept);
     }
 }
 

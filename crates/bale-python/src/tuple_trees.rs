@@ -13,7 +13,7 @@ use std::ptr::addr_of_mut;
 use bale_core::format::{SLOT_EMPTY_TUPLE, SLOT_FALSE, SLOT_NONE, SLOT_TRUE};
 use pyo3::ffi::{self, PyObject};
 
-use crate::compactor::{prefetch, seq_items, Compactor, Frame, PREFETCH_AHEAD, SMALL_LEAF_SEQ};
+use crate::compactor::{prefetch, seq_items, Compactor, Cursor, PREFETCH_AHEAD, SMALL_LEAF_SEQ};
 use crate::ffi::pylong::int_value;
 use crate::ffi::pytuple;
 
@@ -29,8 +29,8 @@ impl<'py> Compactor<'py> {
         let slot = self.tuple_level(obj, len, 0, &mut handover);
         if slot.is_none() {
             // Gathered innermost first; the frame stack wants the outermost first.
-            while let Some(f) = handover.pop() {
-                self.push_frame(f);
+            while let Some((f, base)) = handover.pop() {
+                self.push_frame_at(f, base);
             }
         }
         self.handover = handover;
@@ -39,17 +39,17 @@ impl<'py> Compactor<'py> {
 
     /// One tuple of the recursion. On handing over, its frame (and those
     /// of the tuples it is inside, as the recursion unwinds) is added to
-    /// `handover`, with its element slots left on `self.slots`.
+    /// `handover`, with its element slots left on `self.walk.slots`.
     unsafe fn tuple_level(
         &mut self,
         obj: *mut PyObject,
         len: usize,
         depth: usize,
-        handover: &mut Vec<Frame>,
+        handover: &mut Vec<(Cursor, usize)>,
     ) -> Option<u64> {
         let tuple_type = addr_of_mut!(ffi::PyTuple_Type);
         let items = seq_items(obj, true);
-        let base = self.slots.len();
+        let base = self.walk.slots.len();
         for i in 0..len.min(PREFETCH_AHEAD) {
             prefetch(*items.add(i));
         }
@@ -74,7 +74,7 @@ impl<'py> Compactor<'py> {
                     let inner = self.tuple_level(item, n, depth + 1, handover);
                     if inner.is_none() {
                         // The element is under way: the frame loop resumes after it.
-                        handover.push(Frame::Seq { obj, tuple: true, len, next: i + 1, base, seen: 0 });
+                        handover.push((Cursor::Seq { obj, tuple: true, len, next: i + 1, seen: 0 }, base));
                         return None;
                     }
                     inner
@@ -96,13 +96,13 @@ impl<'py> Compactor<'py> {
             };
             let Some(slot) = slot else {
                 // The frame loop visits this element next.
-                handover.push(Frame::Seq { obj, tuple: true, len, next: i, base, seen: 0 });
+                handover.push((Cursor::Seq { obj, tuple: true, len, next: i, seen: 0 }, base));
                 return None;
             };
-            self.slots.push(slot);
+            self.walk.slots.push(slot);
         }
-        let slot = self.builder.seq(true, &self.slots[base..]);
-        self.slots.truncate(base);
+        let slot = self.builder.seq(true, &self.walk.slots[base..]);
+        self.walk.slots.truncate(base);
         Some(slot)
     }
 }
