@@ -138,10 +138,9 @@ type KeyResult<T> = Result<T, KeyFailure>;
 pub struct Compactor<'py> {
     py: Python<'py>,
     pub builder: Builder,
-    /// Preserve identity: each object is written once, cycles allowed.
-    pub(crate) share: bool,
-    /// The open containers, their children's slots, and (with `share`)
-    /// what was written by address: the core's walk (`bale_core::encoder`).
+    /// The open containers, their children's slots, and (with sharing,
+    /// `Walk::shares`: each object written once, cycles allowed) what was
+    /// written by address: the core's walk (`bale_core::encoder`).
     pub(crate) walk: Walk<Cursor>,
     /// The region an append adds to: its views are referenced, not copied.
     target: Option<Py<Region>>,
@@ -254,7 +253,6 @@ impl<'py> Compactor<'py> {
         Compactor {
             py,
             builder: Builder::with_capacity(capacity),
-            share: false,
             walk: Walk::new(false),
             target: None,
             transplants: FxHashMap::default(),
@@ -405,7 +403,6 @@ impl<'py> Compactor<'py> {
     /// Preserves identity: an object reached several times is written once
     /// (the region gets the SHARED flag), and cycles are allowed.
     pub fn share(mut self, share: bool) -> Self {
-        self.share = share;
         self.walk = Walk::new(share);
         if share {
             self.flags |= FLAG_SHARED;
@@ -584,7 +581,7 @@ impl<'py> Compactor<'py> {
         // An object held by one reference is reached once: only others can
         // be met again, so only they are remembered.
         let shared = unsafe { ffi::Py_REFCNT(f.obj()) } > 1;
-        let identity = if self.share && shared { f.obj() as u64 } else { NO_IDENTITY };
+        let identity = if self.walk.shares() && shared { f.obj() as u64 } else { NO_IDENTITY };
         if self.walk.depth() >= LINEAR_PATH && f.mutable() && shared {
             self.deep_path.insert(f.obj() as usize);
         }
@@ -652,7 +649,7 @@ impl<'py> Compactor<'py> {
     }
 
     unsafe fn check_cycle(&self, obj: *mut PyObject) -> PyResult<()> {
-        if self.share {
+        if self.walk.shares() {
             return Ok(());
         }
         // A container met again while open is referenced by its parent in
@@ -732,7 +729,7 @@ impl<'py> Compactor<'py> {
     /// Visits one value: returns its slot, or None after pushing a frame for a container.
     pub(crate) unsafe fn visit(&mut self, obj: *mut PyObject) -> PyResult<Option<u64>> {
         let tp = ffi::Py_TYPE(obj);
-        if self.share && ffi::Py_REFCNT(obj) > 1 {
+        if self.walk.shares() && ffi::Py_REFCNT(obj) > 1 {
             if let Some(s) = self.walk.written(obj as u64) {
                 return Ok(Some(s));
             }
@@ -766,7 +763,7 @@ impl<'py> Compactor<'py> {
             let tuple = tp == addr_of_mut!(ffi::PyTuple_Type);
             let len = if tuple { pytuple::len(obj) } else { pylist::len(obj) };
             if len == 0 {
-                if self.share && !tuple && ffi::Py_REFCNT(obj) > 1 {
+                if self.walk.shares() && !tuple && ffi::Py_REFCNT(obj) > 1 {
                     // An empty list may be shared and later mutated after
                     // thaw: it needs a place of its own to be one object.
                     let slot = self.builder.empty_list_object();
@@ -777,14 +774,14 @@ impl<'py> Compactor<'py> {
                 return Ok(Some(if tuple { SLOT_EMPTY_TUPLE } else { SLOT_EMPTY_LIST }));
             }
             let items = seq_items(obj, tuple);
-            if !tuple && len >= crate::tables::TABLE_MIN_ROWS && !self.share {
+            if !tuple && len >= crate::tables::TABLE_MIN_ROWS && !self.walk.shares() {
                 if let Some(slot) = self.table(items, len)? {
                     return Ok(Some(slot));
                 }
             }
             if !tuple {
                 if let Some(slot) = self.number_list(items, len) {
-                    if self.share && ffi::Py_REFCNT(obj) > 1 {
+                    if self.walk.shares() && ffi::Py_REFCNT(obj) > 1 {
                         self.walk.keep(obj as u64, slot);
                         self.own(obj);
                     }
@@ -793,12 +790,12 @@ impl<'py> Compactor<'py> {
             }
             // Scalar leaves need no cycle check; a shared one must go through
             // the frame path, which remembers it.
-            if len <= SMALL_LEAF_SEQ && !(self.share && ffi::Py_REFCNT(obj) > 1) {
+            if len <= SMALL_LEAF_SEQ && !(self.walk.shares() && ffi::Py_REFCNT(obj) > 1) {
                 if let Some(slot) = self.small_leaf_seq(items, len, tuple) {
                     return Ok(Some(slot));
                 }
             }
-            if tuple && !self.share && self.tuple_trees {
+            if tuple && !self.walk.shares() && self.tuple_trees {
                 return Ok(self.tuple_tree(obj, len));
             }
             if !tuple {
@@ -838,7 +835,7 @@ impl<'py> Compactor<'py> {
         }
         if tp == addr_of_mut!(ffi::PySet_Type) || tp == addr_of_mut!(ffi::PyFrozenSet_Type) {
             let slot = self.set_slot(obj, tp == addr_of_mut!(ffi::PyFrozenSet_Type))?;
-            if self.share && ffi::Py_REFCNT(obj) > 1 {
+            if self.walk.shares() && ffi::Py_REFCNT(obj) > 1 {
                 self.walk.keep(obj as u64, slot);
                 self.own(obj);
             }
@@ -1098,7 +1095,7 @@ impl<'py> Compactor<'py> {
             } else if tp == addr_of_mut!(ffi::PyUnicode_Type) || tp == addr_of_mut!(ffi::PyFloat_Type) {
                 deferred |= 1 << i;
                 0
-            } else if tp == addr_of_mut!(ffi::PyTuple_Type) && pytuple::len(item) == 2 && !self.share {
+            } else if tp == addr_of_mut!(ffi::PyTuple_Type) && pytuple::len(item) == 2 && !self.walk.shares() {
                 // A pair of small ints (a tree's leaf level) is a slot too,
                 // so the level above needs no frame either.
                 let pair = seq_items(item, true);
@@ -1139,7 +1136,7 @@ impl<'py> Compactor<'py> {
         }
         self.copied_unchecked |= !reg.is_trusted();
         let key = region.as_ptr() as usize;
-        let share = self.share;
+        let share = self.walk.shares();
         let (_, t) = self
             .transplants
             .entry(key)
