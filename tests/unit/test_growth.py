@@ -441,6 +441,18 @@ def test_compacted_of_a_plain_region_is_an_equal_copy():
     assert bytes(c)[64:] == bytes(r)[64:]
 
 
+def test_compacted_stores_a_shared_key_string_once():
+    # '\x80' is one object in CPython (a Latin-1 singleton): the compactor
+    # stores it once; the copy used to store it again for each key and
+    # element it sits in (found by a property test, `test_roundtrip.py`).
+    s = "\x80" + ""
+    for value in ({s: None, (s,): None}, {s, (s,), frozenset({s})}, [{s: 1}, {(s, s): 2}]):
+        r = bale.compact(value)
+        c = r.compacted()
+        assert bytes(c)[64:] == bytes(r)[64:], value
+        assert bale.thaw(c.root) == value
+
+
 # ---------------------------------------------------------------------------
 # Errors
 # ---------------------------------------------------------------------------

@@ -109,6 +109,33 @@ def test_bytes_and_load_round_trip(x):
     assert region.verify() is None
 
 
+# The compactor (Python objects) and the copy of a region (stored values,
+# `Region.compacted()`) are two sources of the core's one encoder
+# (`bale_core::encoder`): a copy of a fresh region writes its bytes again,
+# byte for byte (the header aside).
+records_lists = st.lists(
+    st.fixed_dictionaries(
+        {"a": ints, "b": texts, "c": st.lists(st.one_of(ints, texts), max_size=3), "d": st.floats(allow_nan=False)}
+    ),
+    min_size=4,
+    max_size=30,
+)
+
+
+@SETTINGS
+@given(st.one_of(values, records_lists, st.lists(records_lists, max_size=3)))
+def test_a_copy_writes_the_compactors_bytes_again(x):
+    region = bale.compact(x)
+    assert bytes(region.compacted())[64:] == bytes(region)[64:]
+
+
+@SETTINGS
+@given(values)
+def test_a_copy_of_a_shared_region_writes_its_bytes_again(x):
+    region = bale.compact(x, share=True)
+    assert bytes(region.compacted())[64:] == bytes(region)[64:]
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(values)
 def test_save_and_open_round_trip(x):

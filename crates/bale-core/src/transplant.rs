@@ -347,7 +347,8 @@ impl<'a> StoredValues<'_, 'a> {
     #[inline]
     fn recall_leaf(&self, slot: u64) -> Option<u64> {
         match self.copied.leaves.get(Self::leaf_index(slot)) {
-            Some(&(s, out)) if s == slot => Some(out),
+            // Slot 0 marks an empty entry; in damaged bytes it is refused by `decode`.
+            Some(&(s, out)) if s == slot && slot != 0 => Some(out),
             _ => None,
         }
     }
@@ -393,11 +394,31 @@ impl<'a> StoredValues<'_, 'a> {
         let mut slots = Vec::with_capacity(t.len);
         let mut hashes = Vec::with_capacity(t.len);
         for i in 0..t.len {
-            let v = src.table_item(t, i)?;
+            let slot = src.word(t.pos + 8 * i)?;
+            let v = src.decode(slot, t.start)?;
             hashes.push(hash_value(src, v, 0)?);
-            slots.push(self.leaf_or_key(v, depth + 1)?);
+            slots.push(self.key_at(slot, v, depth + 1)?);
         }
         Ok((slots, hashes))
+    }
+
+    /// Copies the key, element or tuple item `v` read from `slot`: a
+    /// string, bytes or big int copied before is found again by its slot,
+    /// as values are (`visit_slot`), so a key string the source holds once
+    /// is held once in the copy too.
+    fn key_at(&mut self, slot: u64, v: Value<'_>, depth: usize) -> Result<u64> {
+        let stored = matches!(v, Value::Str(_) | Value::Bytes(_) | Value::BigInt(_))
+            && !matches!(slot & TAG_MASK, TAG_INT | TAG_CONST | TAG_SSTR | TAG_PAIR);
+        if stored {
+            if let Some(out) = self.recall_leaf(slot) {
+                return Ok(out);
+            }
+        }
+        let out = self.leaf_or_key(v, depth)?;
+        if stored {
+            self.remember_leaf(slot, out);
+        }
+        Ok(out)
     }
 
     /// Copies a scalar, or a hashable container (a key or set element:
@@ -431,7 +452,8 @@ impl<'a> StoredValues<'_, 'a> {
                 let mut slots = Vec::with_capacity(seq.len);
                 for i in 0..seq.len {
                     spend(&mut self.steps)?;
-                    slots.push(self.leaf_or_key(src.seq_item(seq, i)?, depth + 1)?);
+                    let slot = src.seq_slot(seq, i)?;
+                    slots.push(self.key_at(slot, src.decode(slot, seq.start)?, depth + 1)?);
                 }
                 self.dst.seq(matches!(v, Value::Tuple(_)), &slots)
             }

@@ -313,3 +313,20 @@ fn a_copy_that_failed_inside_a_container_leaves_nothing_open() {
     assert!(matches!(copy.reader.seq_item(l, 0).unwrap(), Value::None));
     assert!(matches!(copy.reader.seq_item(l, 1).unwrap(), Value::Bool(true)));
 }
+
+#[test]
+fn a_damaged_slot_of_zero_is_refused_not_copied_as_an_empty_cache_entry() {
+    // Strings fill the copy's cache of leaves, whose empty entries are
+    // (0, 0); a slot damaged to 0 must still be decoded, and refused.
+    let mut b = Builder::new();
+    let s = b.str_utf8("long enough to be stored");
+    let root = b.seq(false, &[s, SLOT_NONE]);
+    let mut bytes = b.finish(root);
+    let Value::List(items) = Region::new(&bytes).unwrap().root().unwrap() else { panic!("a list") };
+    let at = items.pos + 8;
+    bytes[at..at + 8].copy_from_slice(&0u64.to_le_bytes());
+    let src = Region::new(&bytes).unwrap();
+    let mut dst = Builder::new();
+    let mut t = Transplant::new(&src.reader, false, false);
+    assert!(t.copy(&src.reader, &mut dst, root, bytes.len()).is_err());
+}

@@ -1,11 +1,14 @@
-//! load -> verify -> full read of everything reachable -> to_json.
+//! load -> verify -> full read of everything reachable -> to_json -> copy.
 //!
 //! The input is the bytes of a region. Unverified bytes may give a
 //! `FormatError` anywhere, never a panic, an out-of-bounds read or a hang;
 //! bytes that pass `verify` must read completely with no error at all
 //! (every item, key, value, field, string unit, typed payload, every lookup
 //! of a key or element iteration listed), and `to_json` must give either an
-//! error or UTF-8 text.
+//! error or UTF-8 text. The root is copied region to region (`Transplant`,
+//! through the core's encoder, as `Region.compacted()` does): the copy of a
+//! verified region must succeed, pass `verify` itself (the binding trusts
+//! it as it trusts its source) and hold an equal value.
 //!
 //! The custom mutator lets libFuzzer mutate freely, then (most of the time)
 //! puts the header back in shape: magic, version, byte-order marker and
@@ -23,7 +26,10 @@
 use std::collections::HashSet;
 
 use bale_core::format::{BYTE_ORDER_MARK, HEADER_LEN, MAGIC, OFF_BOM, OFF_CHECKSUM, OFF_FLAGS, OFF_RESERVED, OFF_TOTAL_LEN, OFF_VERSION, VERSION};
-use bale_core::{compute_checksum, hash, json, stats, typed, values_eq, FormatError, Reader, Region, Value};
+use bale_core::format::{FLAG_CYCLIC, FLAG_SHARED};
+use bale_core::{
+    compute_checksum, hash, json, stats, typed, values_eq, Builder, FormatError, Reader, Region, Transplant, Value,
+};
 use libfuzzer_sys::{fuzz_mutator, fuzz_target};
 
 /// Values visited per input (each stored container once).
@@ -60,7 +66,123 @@ fuzz_target!(|data: &[u8]| {
         }
         let _ = values_eq(r, root, r, root);
     }
+    copy_root(&region, data.len(), verified);
 });
+
+/// Copies the root into a fresh region as `Region.compacted()` does.
+fn copy_root(region: &Region<'_>, len: usize, verified: bool) {
+    let r = &region.reader;
+    let mut t = Transplant::new(r, false, region.header.flags & FLAG_SHARED != 0);
+    let mut dst = Builder::new();
+    let root = match t.copy(r, &mut dst, region.header.root, len) {
+        Ok(root) => root,
+        Err(e) if verified => panic!("copying the root of a verified region failed: {e}"),
+        Err(_) => return,
+    };
+    if !verified {
+        return;
+    }
+    let mut flags = 0;
+    if t.made_shared() {
+        flags |= FLAG_SHARED;
+    }
+    if t.made_cycles() {
+        flags |= FLAG_SHARED | FLAG_CYCLIC;
+    }
+    dst.set_flags(flags);
+    let bytes = dst.finish(root);
+    let copy = match Region::new_verified(&bytes) {
+        Ok(copy) => copy,
+        Err(e) => panic!("the copy of a verified region fails verify: {e}"),
+    };
+    match (region.root(), copy.root()) {
+        (Ok(a), Ok(b)) => {
+            if let Err(why) = same(r, a, &copy.reader, b) {
+                panic!("the copy of a verified region holds another value: {why}");
+            }
+        }
+        (a, b) => panic!("roots of a verified region and its copy: {:?} / {:?}", a.is_ok(), b.is_ok()),
+    }
+}
+
+/// Whether `a` (in `ra`) and `b` (in `rb`) are the same value, kind for
+/// kind and bit for bit (a NaN is the same NaN, which Python's equality,
+/// `values_eq`, would not say), walked in parallel within the budgets.
+fn same<'a, 'b>(ra: &Reader<'a>, a: Value<'a>, rb: &Reader<'b>, b: Value<'b>) -> Result<(), String> {
+    let mut stack = vec![(a, b)];
+    let mut seen: HashSet<(u8, usize)> = HashSet::new();
+    let mut visited = 0usize;
+    let err = |e: FormatError| format!("a verified value failed to read: {e}");
+    while let Some((a, b)) = stack.pop() {
+        visited += 1;
+        if visited > NODE_BUDGET {
+            break;
+        }
+        let differ = || Err(format!("{a:?} became {b:?}"));
+        match (a, b) {
+            (Value::None, Value::None) => {}
+            (Value::Bool(x), Value::Bool(y)) if x == y => {}
+            (Value::Int(x), Value::Int(y)) if x == y => {}
+            (Value::Pair(x, y), Value::Pair(u, v)) if (x, y) == (u, v) => {}
+            (Value::BigInt(x), Value::BigInt(y)) if x == y => {}
+            (Value::Float(x), Value::Float(y)) if x.to_bits() == y.to_bits() => {}
+            (Value::Complex(x, y), Value::Complex(u, v)) if (x.to_bits(), y.to_bits()) == (u.to_bits(), v.to_bits()) => {}
+            (Value::Str(x), Value::Str(y)) if x.width == y.width && x.units() == y.units() => {}
+            (Value::Bytes(x), Value::Bytes(y)) if x == y => {}
+            (Value::Ext(x), Value::Ext(y)) if (x.kind, x.aux, x.payload) == (y.kind, y.aux, y.payload) => {}
+            (Value::NdArray(x), Value::NdArray(y))
+                if (x.data, x.itemsize, x.flags, x.dtype, x.ndim()) == (y.data, y.itemsize, y.flags, y.dtype, y.ndim())
+                    && (0..x.ndim()).all(|i| x.dim(i) == y.dim(i)) => {}
+            (Value::NumList(x), Value::NumList(y)) if x.float == y.float && x.len == y.len => {
+                for i in 0..x.len.min(ITEMS_PER_CONTAINER) {
+                    if ra.word(x.pos + 8 * i).map_err(err)? != rb.word(y.pos + 8 * i).map_err(err)? {
+                        return differ();
+                    }
+                }
+            }
+            (Value::List(x), Value::List(y)) | (Value::Tuple(x), Value::Tuple(y)) if x.len == y.len => {
+                if seen.insert((0, x.pos)) {
+                    for i in 0..x.len.min(ITEMS_PER_CONTAINER) {
+                        stack.push((ra.seq_item(x, i).map_err(err)?, rb.seq_item(y, i).map_err(err)?));
+                    }
+                }
+            }
+            (Value::Set(x), Value::Set(y)) | (Value::FrozenSet(x), Value::FrozenSet(y)) if x.len == y.len => {
+                if seen.insert((1, x.start)) {
+                    for i in 0..x.len.min(ITEMS_PER_CONTAINER) {
+                        stack.push((ra.table_item(x, i).map_err(err)?, rb.table_item(y, i).map_err(err)?));
+                    }
+                }
+            }
+            (Value::Dict(x), Value::Dict(y)) if x.len == y.len && x.class == y.class => {
+                if seen.insert((2, x.start + x.row.map_or(0, |n| n + 1))) {
+                    for i in 0..x.len.min(ITEMS_PER_CONTAINER) {
+                        stack.push((ra.dict_key(x, i).map_err(err)?, rb.dict_key(y, i).map_err(err)?));
+                        stack.push((ra.dict_value(x, i).map_err(err)?, rb.dict_value(y, i).map_err(err)?));
+                    }
+                }
+            }
+            (Value::Column(x), Value::Column(y)) if x.len == y.len => {
+                if seen.insert((4, x.start + x.first)) {
+                    for i in 0..x.len.min(ITEMS_PER_CONTAINER) {
+                        stack.push((ra.column_item(x, i).map_err(err)?, rb.column_item(y, i).map_err(err)?));
+                    }
+                }
+            }
+            (Value::Record(x), Value::Record(y)) if x.len == y.len && x.ty.flavor == y.ty.flavor => {
+                if seen.insert((5, x.start)) {
+                    stack.push((Value::Str(ra.type_name(x.ty).map_err(err)?), Value::Str(rb.type_name(y.ty).map_err(err)?)));
+                    for i in 0..x.len.min(ITEMS_PER_CONTAINER) {
+                        stack.push((ra.field_name(x.ty, i).map_err(err)?, rb.field_name(y.ty, i).map_err(err)?));
+                        stack.push((ra.record_value(x, i).map_err(err)?, rb.record_value(y, i).map_err(err)?));
+                    }
+                }
+            }
+            _ => return differ(),
+        }
+    }
+    Ok(())
+}
 
 /// Reads everything reachable from the root (bounded by the budgets).
 fn read_all<'a>(r: &Reader<'a>, region: &Region<'a>) -> Result<(), FormatError> {
