@@ -25,7 +25,10 @@
 
 use std::collections::HashSet;
 
-use bale_core::format::{BYTE_ORDER_MARK, HEADER_LEN, MAGIC, OFF_BOM, OFF_CHECKSUM, OFF_FLAGS, OFF_RESERVED, OFF_TOTAL_LEN, OFF_VERSION, VERSION};
+use bale_core::format::{
+    BYTE_ORDER_MARK, HEADER_LEN, MAGIC, OFF_BOM, OFF_CHECKSUM, OFF_FLAGS, OFF_RESERVED, OFF_TOTAL_LEN, OFF_VERSION,
+    VERSION,
+};
 use bale_core::format::{FLAG_CYCLIC, FLAG_SHARED};
 use bale_core::{
     compute_checksum, hash, json, stats, typed, values_eq, Builder, FormatError, Reader, Region, Transplant, Value,
@@ -126,12 +129,14 @@ fn same<'a, 'b>(ra: &Reader<'a>, a: Value<'a>, rb: &Reader<'b>, b: Value<'b>) ->
             (Value::Pair(x, y), Value::Pair(u, v)) if (x, y) == (u, v) => {}
             (Value::BigInt(x), Value::BigInt(y)) if x == y => {}
             (Value::Float(x), Value::Float(y)) if x.to_bits() == y.to_bits() => {}
-            (Value::Complex(x, y), Value::Complex(u, v)) if (x.to_bits(), y.to_bits()) == (u.to_bits(), v.to_bits()) => {}
+            (Value::Complex(x, y), Value::Complex(u, v))
+                if (x.to_bits(), y.to_bits()) == (u.to_bits(), v.to_bits()) => {}
             (Value::Str(x), Value::Str(y)) if x.width == y.width && x.units() == y.units() => {}
             (Value::Bytes(x), Value::Bytes(y)) if x == y => {}
             (Value::Ext(x), Value::Ext(y)) if (x.kind, x.aux, x.payload) == (y.kind, y.aux, y.payload) => {}
             (Value::NdArray(x), Value::NdArray(y))
-                if (x.data, x.itemsize, x.flags, x.dtype, x.ndim()) == (y.data, y.itemsize, y.flags, y.dtype, y.ndim())
+                if (x.data, x.itemsize, x.flags, x.dtype, x.ndim())
+                    == (y.data, y.itemsize, y.flags, y.dtype, y.ndim())
                     && (0..x.ndim()).all(|i| x.dim(i) == y.dim(i)) => {}
             (Value::NumList(x), Value::NumList(y)) if x.float == y.float && x.len == y.len => {
                 for i in 0..x.len.min(ITEMS_PER_CONTAINER) {
@@ -171,7 +176,10 @@ fn same<'a, 'b>(ra: &Reader<'a>, a: Value<'a>, rb: &Reader<'b>, b: Value<'b>) ->
             }
             (Value::Record(x), Value::Record(y)) if x.len == y.len && x.ty.flavor == y.ty.flavor => {
                 if seen.insert((5, x.start)) {
-                    stack.push((Value::Str(ra.type_name(x.ty).map_err(err)?), Value::Str(rb.type_name(y.ty).map_err(err)?)));
+                    stack.push((
+                        Value::Str(ra.type_name(x.ty).map_err(err)?),
+                        Value::Str(rb.type_name(y.ty).map_err(err)?),
+                    ));
                     for i in 0..x.len.min(ITEMS_PER_CONTAINER) {
                         stack.push((ra.field_name(x.ty, i).map_err(err)?, rb.field_name(y.ty, i).map_err(err)?));
                         stack.push((ra.record_value(x, i).map_err(err)?, rb.record_value(y, i).map_err(err)?));
