@@ -109,6 +109,19 @@ impl Transplant {
     pub fn made_cycles(&self) -> bool {
         self.walk.made_cycles()
     }
+    /// The header flags the copies made so far need: `FLAG_SHARED` when a
+    /// value was referenced again, and `FLAG_CYCLIC` (with `FLAG_SHARED`)
+    /// when forward references were written.
+    pub fn flags(&self) -> u32 {
+        let mut flags = 0;
+        if self.made_shared() {
+            flags |= FLAG_SHARED;
+        }
+        if self.made_cycles() {
+            flags |= FLAG_SHARED | FLAG_CYCLIC;
+        }
+        flags
+    }
 
     /// Copies the value of `slot` (found in a container starting at `limit`)
     /// from `src` into `dst` and returns its slot there.

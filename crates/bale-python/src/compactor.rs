@@ -1147,12 +1147,7 @@ impl<'py> Compactor<'py> {
             None => t.copy_value(&r, &mut self.builder, node.value()),
         }
         .map_err(crate::errors::format_error)?;
-        if t.made_shared() {
-            self.flags |= FLAG_SHARED;
-        }
-        if t.made_cycles() {
-            self.flags |= FLAG_SHARED | FLAG_CYCLIC;
-        }
+        self.flags |= t.flags();
         Ok(Some(out))
     }
 

@@ -635,14 +635,7 @@ impl Region {
         // string is evicted from the copy cache and copied again).
         let mut b = bale_core::Builder::with_capacity(self.len + self.len / 16);
         let root = py.detach(|| t.copy(&r, &mut b, self.root, self.len)).map_err(format_error)?;
-        let mut flags = 0;
-        if t.made_shared() {
-            flags |= FLAG_SHARED;
-        }
-        if t.made_cycles() {
-            flags |= FLAG_SHARED | FLAG_CYCLIC;
-        }
-        b.set_flags(flags);
+        b.set_flags(t.flags());
         let copy = Region::adopt(py, Storage::owned(b.finish(root)), false)?;
         // A copy is as consistent as what it was copied from.
         crate::new_region(py, if self.trusted { copy.written_here() } else { copy })

@@ -25,11 +25,11 @@
 
 use std::collections::HashSet;
 
+use bale_core::format::FLAG_SHARED;
 use bale_core::format::{
     BYTE_ORDER_MARK, HEADER_LEN, MAGIC, OFF_BOM, OFF_CHECKSUM, OFF_FLAGS, OFF_RESERVED, OFF_TOTAL_LEN, OFF_VERSION,
     VERSION,
 };
-use bale_core::format::{FLAG_CYCLIC, FLAG_SHARED};
 use bale_core::{
     compute_checksum, hash, json, stats, typed, values_eq, Builder, FormatError, Reader, Region, Transplant, Value,
 };
@@ -85,14 +85,7 @@ fn copy_root(region: &Region<'_>, len: usize, verified: bool) {
     if !verified {
         return;
     }
-    let mut flags = 0;
-    if t.made_shared() {
-        flags |= FLAG_SHARED;
-    }
-    if t.made_cycles() {
-        flags |= FLAG_SHARED | FLAG_CYCLIC;
-    }
-    dst.set_flags(flags);
+    dst.set_flags(t.flags());
     let bytes = dst.finish(root);
     let copy = match Region::new_verified(&bytes) {
         Ok(copy) => copy,
