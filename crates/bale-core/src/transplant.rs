@@ -28,7 +28,7 @@ const LEAF_CACHE: usize = 1 << 16;
 /// written: a few words, no owned data (`Note [What a cursor may hold]`
 /// in `encoder.rs`).
 #[derive(Clone, Copy)]
-pub enum Cursor {
+enum Cursor {
     /// `len` slots at `pos` of the object at `start` (a list's or tuple's
     /// items, a dict's values, a record's fields, a table's columns).
     Slots { start: usize, pos: usize, len: usize, next: usize, around: Around },
@@ -42,7 +42,7 @@ pub enum Cursor {
 
 /// What the slots of a `Cursor::Slots` are copied into (`Container`).
 #[derive(Clone, Copy)]
-pub enum Around {
+enum Around {
     Seq { tuple: bool },
     Dict { class: u64, shape: u64 },
     Record { ty: u64 },
@@ -55,7 +55,7 @@ pub enum Around {
 /// so that what passes between the walk's calls stays two words: moving an
 /// 88-byte `Value` through them cost a copy of a tree a third more time.
 #[derive(Clone, Copy)]
-pub enum Next {
+enum Next {
     Slot(u64, usize),
     Stashed,
 }
