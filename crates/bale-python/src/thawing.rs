@@ -207,18 +207,23 @@ impl StrMemo {
         if let Some(p) = self.hit(at, shape) {
             return Ok(p);
         }
-        let p = make()?;
+        Ok(self.keep(at, shape, make()?))
+    }
+
+    /// Remembers `p`, the string stored at `at` that `hit` did not find
+    /// (unless the memo is full), and returns it.
+    unsafe fn keep(&mut self, at: usize, shape: usize, p: *mut PyObject) -> *mut PyObject {
         if (self.used + 1) * 4 > self.entries.len() {
             if self.bits < STR_MEMO_MAX_BITS {
                 self.grow();
             } else if (self.used + 1) * 2 > self.entries.len() {
                 self.saturated = true;
-                return Ok(p);
+                return p;
             }
         }
         ffi::Py_INCREF(p);
         self.insert((at, shape, p));
-        Ok(p)
+        p
     }
 }
 
@@ -466,10 +471,17 @@ impl<'a, 'py> Thaw<'a, 'py> {
     /// units were checked when it was made; the place is checked here.
     #[inline(always)]
     unsafe fn str_made(&mut self, slot: u64, limit: usize) -> PyResult<Option<*mut PyObject>> {
-        Ok(match self.r.stored_str_place(slot, limit).map_err(format_error)? {
-            Some((at, shape)) => self.strs.hit(at, shape),
-            None => None,
-        })
+        let Some((at, shape)) = self.r.stored_str_place(slot, limit).map_err(format_error)? else {
+            return Ok(None);
+        };
+        if let Some(p) = self.strs.hit(at, shape) {
+            return Ok(Some(p));
+        }
+        // A miss: the string is read and made here, not through a `Value`
+        // (see `Reader::stored_str`).
+        let s = self.r.stored_str(slot, limit).map_err(format_error)?;
+        let p = crate::convert::make_str(self.py, &s)?;
+        Ok(Some(self.strs.keep(at, shape, p)))
     }
 
     /// The object of an INT or CONST slot, made without decoding a `Value`
