@@ -106,7 +106,7 @@ fn copy_root(region: &Region<'_>, len: usize, verified: bool) {
 /// `values_eq`, would not say), walked in parallel within the budgets.
 fn same<'a, 'b>(ra: &Reader<'a>, a: Value<'a>, rb: &Reader<'b>, b: Value<'b>) -> Result<(), String> {
     let mut stack = vec![(a, b)];
-    let mut seen: HashSet<(u8, usize)> = HashSet::new();
+    let mut seen: HashSet<(u8, usize, usize)> = HashSet::new();
     let mut visited = 0usize;
     let err = |e: FormatError| format!("a verified value failed to read: {e}");
     while let Some((a, b)) = stack.pop() {
@@ -139,21 +139,21 @@ fn same<'a, 'b>(ra: &Reader<'a>, a: Value<'a>, rb: &Reader<'b>, b: Value<'b>) ->
                 }
             }
             (Value::List(x), Value::List(y)) | (Value::Tuple(x), Value::Tuple(y)) if x.len == y.len => {
-                if seen.insert((0, x.pos)) {
+                if seen.insert((0, x.pos, x.len)) {
                     for i in 0..x.len.min(ITEMS_PER_CONTAINER) {
                         stack.push((ra.seq_item(x, i).map_err(err)?, rb.seq_item(y, i).map_err(err)?));
                     }
                 }
             }
             (Value::Set(x), Value::Set(y)) | (Value::FrozenSet(x), Value::FrozenSet(y)) if x.len == y.len => {
-                if seen.insert((1, x.start)) {
+                if seen.insert((1, x.start, x.len)) {
                     for i in 0..x.len.min(ITEMS_PER_CONTAINER) {
                         stack.push((ra.table_item(x, i).map_err(err)?, rb.table_item(y, i).map_err(err)?));
                     }
                 }
             }
             (Value::Dict(x), Value::Dict(y)) if x.len == y.len && x.class == y.class => {
-                if seen.insert((2, x.start + x.row.map_or(0, |n| n + 1))) {
+                if seen.insert((2, x.start + x.row.map_or(0, |n| n + 1), x.len)) {
                     for i in 0..x.len.min(ITEMS_PER_CONTAINER) {
                         stack.push((ra.dict_key(x, i).map_err(err)?, rb.dict_key(y, i).map_err(err)?));
                         stack.push((ra.dict_value(x, i).map_err(err)?, rb.dict_value(y, i).map_err(err)?));
@@ -161,14 +161,14 @@ fn same<'a, 'b>(ra: &Reader<'a>, a: Value<'a>, rb: &Reader<'b>, b: Value<'b>) ->
                 }
             }
             (Value::Column(x), Value::Column(y)) if x.len == y.len => {
-                if seen.insert((4, x.start + x.first)) {
+                if seen.insert((4, x.start + x.first, x.len)) {
                     for i in 0..x.len.min(ITEMS_PER_CONTAINER) {
                         stack.push((ra.column_item(x, i).map_err(err)?, rb.column_item(y, i).map_err(err)?));
                     }
                 }
             }
             (Value::Record(x), Value::Record(y)) if x.len == y.len && x.ty.flavor == y.ty.flavor => {
-                if seen.insert((5, x.start)) {
+                if seen.insert((5, x.start, x.len)) {
                     stack.push((
                         Value::Str(ra.type_name(x.ty).map_err(err)?),
                         Value::Str(rb.type_name(y.ty).map_err(err)?),
@@ -304,10 +304,13 @@ fn immutable_cycle<'a>(r: &Reader<'a>, root: Value<'a>) -> bool {
         OnPath,
         Done,
     }
-    fn key(v: &Value<'_>) -> Option<(u8, usize)> {
+    // A tuple is its items and their number: two tuple slots may share
+    // items, one a prefix of the other (a verified region may hold that),
+    // and neither then contains the other.
+    fn key(v: &Value<'_>) -> Option<(u8, usize, usize)> {
         match v {
-            Value::Tuple(s) => Some((0, s.pos)),
-            Value::FrozenSet(t) => Some((1, t.start)),
+            Value::Tuple(s) => Some((0, s.pos, s.len)),
+            Value::FrozenSet(t) => Some((1, t.start, t.len)),
             _ => None,
         }
     }
@@ -318,7 +321,7 @@ fn immutable_cycle<'a>(r: &Reader<'a>, root: Value<'a>) -> bool {
             _ => None,
         }
     }
-    let mut marks: std::collections::HashMap<(u8, usize), Mark> = std::collections::HashMap::new();
+    let mut marks: std::collections::HashMap<(u8, usize, usize), Mark> = std::collections::HashMap::new();
     // Roots of searches: every tuple or frozenset `read_all` would meet.
     let mut starts = vec![root];
     let mut all = HashSet::new();
