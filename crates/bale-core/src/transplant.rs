@@ -420,8 +420,8 @@ impl<'a> StoredValues<'_, 'a> {
     /// as values are (`visit_slot`), so a key string the source holds once
     /// is held once in the copy too.
     fn key_at(&mut self, slot: u64, v: Value<'_>, depth: usize) -> Result<u64> {
-        let stored = matches!(v, Value::Str(_) | Value::Bytes(_) | Value::BigInt(_))
-            && !matches!(slot & TAG_MASK, TAG_INT | TAG_CONST | TAG_SSTR | TAG_PAIR);
+        // An inline string (SSTR) is its slot: nothing to find again.
+        let stored = matches!(v, Value::Str(_) | Value::Bytes(_) | Value::BigInt(_)) && slot & TAG_MASK != TAG_SSTR;
         if stored {
             if let Some(out) = self.recall_leaf(slot) {
                 return Ok(out);
