@@ -62,6 +62,7 @@ SUITE: list[tuple[str, str, str]] = [
     ("foundation", "bench_foundation.py", "the first targets: compact, size, load, access, scan, gc, verify"),
     ("growth", "bench_growth.py", "growing regions: append, share=True, compacted()"),
     ("cli", "bench_cli.py", "bale convert of JSON Lines, to_json, column"),
+    ("json_input", "bench_json_input.py", "JSON text to a region: compact_json against json.loads then compact"),
     ("typed", "bench_typed.py", "typed values and records: bytes, dataclasses, numpy arrays"),
     ("ray", "bench_ray.py", "Ray object store: ray.get and tasks"),
     ("sweep", "bench_sweep.py", "issue 21: every measure on a grid of shapes, worst cell first"),

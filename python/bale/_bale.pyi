@@ -235,6 +235,11 @@ class FrozenSetView(Set[Any]):
 def compact(obj: object, *, share: bool = False) -> Region:
     """A deep, immutable copy of ``obj`` in a fresh region."""
 
+def compact_json(text: str | bytes) -> Region:
+    """The region ``compact(json.loads(text))`` gives, byte for byte, made
+    without Python objects where bale's JSON parser reads the text; other
+    texts go through ``json.loads``, which reads them or raises its error."""
+
 def region_of(value: object) -> Region | None:
     """The region a view lives in, rooted at that view; None for anything else.
 
@@ -319,8 +324,12 @@ class Writer:
     def __new__(cls, path: str | os.PathLike[str]) -> Writer: ...
     def append(self, value: object) -> None:
         """Add the next item of a list root."""
+    def append_json(self, text: str | bytes) -> None:
+        """``append(json.loads(text))``, byte for byte, without Python objects."""
     def __setitem__(self, key: object, value: object, /) -> None:
         """Add ``key: value`` to a dict root (each key once)."""
+    def set_json(self, key: object, text: str | bytes) -> None:
+        """``w[key] = json.loads(text)``, byte for byte, without Python objects."""
     def __len__(self) -> int: ...
     @property
     def nbytes(self) -> int: ...

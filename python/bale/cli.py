@@ -196,7 +196,7 @@ def _convert_lines(src: str, dst: str, progress: Progress) -> int:
             if not line.strip():
                 continue
             try:
-                w.append(json.loads(line))
+                w.append_json(line)
             except json.JSONDecodeError as e:
                 raise CommandError(f"{src}: line {lineno}: malformed JSON ({e.msg} at column {e.colno})") from None
             except UnicodeDecodeError as e:
@@ -216,7 +216,7 @@ def _convert_json(src: str, dst: str, progress: Progress) -> int:
 
     def item(text: str) -> None:
         nonlocal count
-        w.append(json.loads(text))
+        w.append_json(text)
         count += 1
         if count % 4096 == 0:
             progress.update(None, count)
@@ -224,7 +224,7 @@ def _convert_json(src: str, dst: str, progress: Progress) -> int:
     def entry(key: str, text: str) -> None:
         nonlocal count
         try:
-            w[key] = json.loads(text)
+            w.set_json(key, text)
         except KeyError:
             raise CommandError(f"{src}: key {key!r} appears twice in the top-level object") from None
         count += 1
@@ -244,8 +244,10 @@ def _convert_json(src: str, dst: str, progress: Progress) -> int:
             # A scalar, or an empty array or object: written whole.
             w.abort()
     if kind == "value" or count == 0:
-        value = json.loads(whole[0]) if kind == "value" else ([] if kind == "array" else {})
-        bale.compact(value).save(dst)
+        if kind == "value":
+            bale.compact_json(whole[0]).save(dst)
+        else:
+            bale.compact([] if kind == "array" else {}).save(dst)
         return 1 if kind == "value" else 0
     return count
 

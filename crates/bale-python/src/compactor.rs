@@ -14,7 +14,6 @@ use std::fmt::Write;
 use std::ptr::addr_of_mut;
 
 use bale_core::encoder::{Container, Frame, Source, Walk, NO_IDENTITY};
-use bale_core::format::Width;
 use bale_core::format::{
     make_int_slot, make_pair_slot, make_seq_slot, make_sstr_slot, FLAG_CYCLIC, FLAG_SHARED, FLAVOR_ENUM,
     FLAVOR_ENUM_MIXIN, FLAVOR_NAMEDTUPLE, SHORT_MAX, SLOT_EMPTY_LIST, SLOT_EMPTY_TUPLE, SLOT_FALSE, SLOT_NONE,
@@ -38,11 +37,11 @@ use crate::thawing::thaw_value;
 use crate::typed::{classify, scalar_parts, ArrayParts, Handler};
 use crate::views::{check_expansion, view_parts, Items, Node};
 use bale_core::columns::is_slice;
+pub(crate) use bale_core::layout::SMALL_LEAF_SEQ;
+use bale_core::layout::{inline_str, key_signature, SHAPE_CACHE_MAX_KEYS, TABLE_MIN_ROWS};
 
 /// Path depth up to which cycle checks scan the path instead of a hash set.
 const LINEAR_PATH: usize = 32;
-/// Dicts with more keys than this are not worth a shape-cache entry.
-const SHAPE_CACHE_MAX_KEYS: usize = 64;
 
 /// Starts loading the header of `obj`: walking a graph is bound by these misses.
 #[inline(always)]
@@ -54,9 +53,6 @@ pub(crate) fn prefetch(obj: *mut PyObject) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = obj;
 }
-
-/// Lists and tuples up to this length are first tried as all-scalar leaves.
-pub(crate) const SMALL_LEAF_SEQ: usize = 4;
 
 /// How far ahead of the element being visited its siblings are prefetched.
 pub(crate) const PREFETCH_AHEAD: usize = 4;
@@ -692,7 +688,7 @@ impl<'py> Compactor<'py> {
     #[inline]
     pub(crate) unsafe fn str_slot(&mut self, obj: *mut PyObject) -> u64 {
         let (w, units) = str_units(obj);
-        if w == Width::Ascii && units.len() <= 7 {
+        if inline_str(w, units.len()) {
             return make_sstr_slot(units);
         }
         // Each occurrence in the input holds a reference, so a string with
@@ -774,7 +770,7 @@ impl<'py> Compactor<'py> {
                 return Ok(Some(if tuple { SLOT_EMPTY_TUPLE } else { SLOT_EMPTY_LIST }));
             }
             let items = seq_items(obj, tuple);
-            if !tuple && len >= crate::tables::TABLE_MIN_ROWS && !self.walk.shares() {
+            if !tuple && len >= TABLE_MIN_ROWS && !self.walk.shares() {
                 if let Some(slot) = self.table(items, len)? {
                     return Ok(Some(slot));
                 }
@@ -1533,22 +1529,17 @@ unsafe fn pair_slot(a: *mut PyObject, b: *mut PyObject) -> Option<u64> {
 }
 
 /// The keys of a dict as bytes that are equal exactly when the key
-/// sequences are: for dicts whose keys are all strings (others: `None`).
+/// sequences are (`layout::key_signature`): for dicts whose keys are all
+/// strings (others: `None`).
 unsafe fn content_signature(items: &[(*mut PyObject, *mut PyObject)]) -> Option<Box<[u8]>> {
     if items.len() > SHAPE_CACHE_MAX_KEYS {
         return None;
     }
-    let mut sig = Vec::new();
-    for &(k, _) in items {
-        if ffi::Py_TYPE(k) != addr_of_mut!(ffi::PyUnicode_Type) {
-            return None;
-        }
-        let (w, units) = str_units(k);
-        sig.push(w as u8);
-        sig.extend_from_slice(&(units.len() as u32).to_le_bytes());
-        sig.extend_from_slice(units);
+    let str_type = addr_of_mut!(ffi::PyUnicode_Type);
+    if !items.iter().all(|&(k, _)| ffi::Py_TYPE(k) == str_type) {
+        return None;
     }
-    Some(sig.into_boxed_slice())
+    Some(key_signature(items.iter().map(|&(k, _)| str_units(k))))
 }
 
 /// The slot that refers to a view's container where it is stored; `None`

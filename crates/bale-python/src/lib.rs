@@ -14,6 +14,7 @@ mod files;
 mod gc_pause;
 mod info;
 mod json;
+mod json_input;
 mod json_stream;
 mod number_list;
 mod record_view;
@@ -303,6 +304,7 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<views::SetView>()?;
     m.add_class::<views::FrozenSetView>()?;
     m.add_function(wrap_pyfunction!(compact, m)?)?;
+    m.add_function(wrap_pyfunction!(json_input::compact_json, m)?)?;
     m.add_function(wrap_pyfunction!(thaw, m)?)?;
     m.add_function(wrap_pyfunction!(region_of, m)?)?;
     m.add_function(wrap_pyfunction!(json::to_json, m)?)?;

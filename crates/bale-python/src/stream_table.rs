@@ -22,6 +22,8 @@ use bale_core::format::{
     header_word, pad8, Width, KIND_FLOAT_LIST, KIND_INT_LIST, KIND_LIST, KIND_LIST_COLUMN, KIND_STR_COLUMN,
     SLOT_EMPTY_LIST, SLOT_FALSE, SLOT_NONE, SLOT_TRUE,
 };
+use bale_core::json_doc::{JsonDoc, JsonNode};
+use bale_core::layout::TABLE_MAX_KEYS;
 use bale_core::Builder;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -182,9 +184,6 @@ fn put_offsets(r: &mut impl Read, n: u64, out: &mut dyn Sink) -> io::Result<()> 
     out.put(&buf)
 }
 
-/// Records with more keys than this are written row by row (as `compact`).
-pub const MAX_KEYS: usize = 64;
-
 /// A scalar read back from a column.
 enum Cell {
     None,
@@ -231,6 +230,19 @@ unsafe fn scalar<'a>(obj: *mut ffi::PyObject) -> Option<Scalar<'a>> {
         return Some(Scalar::Bool(false));
     }
     None
+}
+
+/// What a JSON value is as a scalar, as `scalar` reads what `json.loads`
+/// makes of it (`None`: no scalar, or an int outside i64).
+fn json_scalar<'a>(doc: &'a JsonDoc, node: JsonNode) -> Option<Scalar<'a>> {
+    Some(match node {
+        JsonNode::Null => Scalar::None,
+        JsonNode::Bool(b) => Scalar::Bool(b),
+        JsonNode::Int(v) => Scalar::Int(v),
+        JsonNode::Float(f) => Scalar::Float(f),
+        JsonNode::Str(s) => Scalar::Str(s.width, doc.str_units(s)),
+        JsonNode::BigInt { .. } | JsonNode::Array { .. } | JsonNode::Object { .. } => return None,
+    })
 }
 
 /// What the scalars of a column (or the items of its lists) have in common.
@@ -443,39 +455,60 @@ enum Column {
 }
 
 impl Column {
-    /// Adds one cell; false (perhaps with some of its items added) when it
-    /// does not fit.
+    /// Adds one cell of a Python row; false (perhaps with some of its
+    /// items added) when it does not fit.
     unsafe fn push(&mut self, sp: &mut Spill, obj: *mut ffi::PyObject) -> io::Result<bool> {
-        let is_list = ffi::Py_TYPE(obj) == addr_of_mut!(ffi::PyList_Type);
-        if let Column::Unset = self {
-            *self = if is_list {
-                let mut offs = Stream::default();
-                offs.push_u64(sp, 0)?;
-                Column::Lists { offs, items: Scalars::new() }
-            } else {
-                Column::Scalars(Scalars::new())
-            };
+        if ffi::Py_TYPE(obj) == addr_of_mut!(ffi::PyList_Type) {
+            self.push_list(sp, pylist::items(obj).iter().map(|&item| scalar(item)))
+        } else {
+            self.push_scalar(sp, scalar(obj))
         }
-        match self {
-            Column::Scalars(s) if !is_list => match scalar(obj) {
-                Some(v) => {
-                    s.push(sp, v)?;
-                    Ok(true)
-                }
-                None => Ok(false),
-            },
-            Column::Lists { offs, items } if is_list => {
-                for &item in pylist::items(obj) {
-                    match scalar(item) {
-                        Some(v) => items.push(sp, v)?,
-                        None => return Ok(false),
-                    }
-                }
-                offs.push_u64(sp, items.n)?;
+    }
+
+    /// Adds one cell of a JSON row, as `push` adds what `json.loads` makes of it.
+    fn push_json(&mut self, sp: &mut Spill, doc: &JsonDoc, node: JsonNode) -> io::Result<bool> {
+        match node {
+            JsonNode::Array { start, len } => {
+                self.push_list(sp, doc.array_items(start, len).iter().map(|&i| json_scalar(doc, doc.node(i))))
+            }
+            _ => self.push_scalar(sp, json_scalar(doc, node)),
+        }
+    }
+
+    /// Adds a cell that is a scalar (`None`: something else).
+    fn push_scalar(&mut self, sp: &mut Spill, cell: Option<Scalar<'_>>) -> io::Result<bool> {
+        if let Column::Unset = self {
+            *self = Column::Scalars(Scalars::new());
+        }
+        match (self, cell) {
+            (Column::Scalars(s), Some(v)) => {
+                s.push(sp, v)?;
                 Ok(true)
             }
             _ => Ok(false),
         }
+    }
+
+    /// Adds a cell that is a list of these items (`None`: an item that is no scalar).
+    fn push_list<'a>(
+        &mut self,
+        sp: &mut Spill,
+        cell: impl IntoIterator<Item = Option<Scalar<'a>>>,
+    ) -> io::Result<bool> {
+        if let Column::Unset = self {
+            let mut offs = Stream::default();
+            offs.push_u64(sp, 0)?;
+            *self = Column::Lists { offs, items: Scalars::new() };
+        }
+        let Column::Lists { offs, items } = self else { return Ok(false) };
+        for item in cell {
+            match item {
+                Some(v) => items.push(sp, v)?,
+                None => return Ok(false),
+            }
+        }
+        offs.push_u64(sp, items.n)?;
+        Ok(true)
     }
 
     fn to_py(&self, py: Python<'_>, sp: &Spill, i: u64) -> PyResult<Py<PyAny>> {
@@ -512,6 +545,8 @@ impl Column {
 /// The rows of a streamed list, gathered by column.
 pub struct Table {
     pub keys: Vec<Py<PyAny>>,
+    /// The keys' code units (all keys are strs).
+    key_units: Vec<(Width, Vec<u8>)>,
     columns: Vec<Column>,
     pub rows: usize,
     sp: Spill,
@@ -528,7 +563,7 @@ impl Table {
     pub fn for_first(first: &Bound<'_, PyAny>, target: &Path) -> Option<Table> {
         let d = first.cast_exact::<PyDict>().ok()?;
         let k = d.len();
-        if k == 0 || k > MAX_KEYS {
+        if k == 0 || k > TABLE_MAX_KEYS {
             return None;
         }
         let keys: Vec<Py<PyAny>> = d.keys().iter().map(|k| k.unbind()).collect();
@@ -536,7 +571,36 @@ impl Table {
         if !keys.iter().all(|k| unsafe { ffi::Py_TYPE(k.as_ptr()) } == str_type) {
             return None;
         }
-        Some(Table { keys, columns: (0..k).map(|_| Column::Unset).collect(), rows: 0, sp: Spill::new(target) })
+        let key_units = keys
+            .iter()
+            .map(|k| {
+                let (w, u) = unsafe { str_units(k.as_ptr()) };
+                (w, u.to_vec())
+            })
+            .collect();
+        Some(Table::with_keys(keys, key_units, target))
+    }
+
+    /// A table for records like the JSON object `first`, or `None`.
+    pub fn for_first_json(py: Python<'_>, doc: &JsonDoc, first: JsonNode, target: &Path) -> PyResult<Option<Table>> {
+        let JsonNode::Object { start, len } = first else { return Ok(None) };
+        if len == 0 || len > TABLE_MAX_KEYS {
+            return Ok(None);
+        }
+        let mut keys = Vec::with_capacity(len);
+        let mut key_units = Vec::with_capacity(len);
+        for &(id, _) in doc.object_entries(start, len) {
+            let s = doc.keys[id as usize].str;
+            let units = doc.str_units(s).to_vec();
+            keys.push(Cell::Str(s.width, units.clone()).into_object(py)?);
+            key_units.push((s.width, units));
+        }
+        Ok(Some(Table::with_keys(keys, key_units, target)))
+    }
+
+    fn with_keys(keys: Vec<Py<PyAny>>, key_units: Vec<(Width, Vec<u8>)>, target: &Path) -> Table {
+        let columns = (0..keys.len()).map(|_| Column::Unset).collect();
+        Table { keys, key_units, columns, rows: 0, sp: Spill::new(target) }
     }
 
     /// Adds a row; false when it does not fit (the table must then be
@@ -554,6 +618,28 @@ impl Table {
         }
         for ((_, v), col) in d.iter().zip(self.columns.iter_mut()) {
             if !unsafe { col.push(&mut self.sp, v.as_ptr())? } {
+                return Ok(false);
+            }
+        }
+        self.rows += 1;
+        Ok(true)
+    }
+
+    /// Adds a JSON row, as `push` adds what `json.loads` makes of it.
+    pub fn push_json(&mut self, doc: &JsonDoc, row: JsonNode) -> io::Result<bool> {
+        let JsonNode::Object { start, len } = row else { return Ok(false) };
+        if len != self.keys.len() || self.rows >= u32::MAX as usize {
+            return Ok(false);
+        }
+        let entries = doc.object_entries(start, len);
+        for (&(id, _), (w, units)) in entries.iter().zip(&self.key_units) {
+            let s = doc.keys[id as usize].str;
+            if s.width != *w || doc.str_units(s) != &units[..] {
+                return Ok(false);
+            }
+        }
+        for (&(_, v), col) in entries.iter().zip(self.columns.iter_mut()) {
+            if !col.push_json(&mut self.sp, doc, doc.node(v))? {
                 return Ok(false);
             }
         }

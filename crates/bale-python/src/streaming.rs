@@ -25,9 +25,13 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rustc_hash::FxHashMap;
 
+use bale_core::json_doc::JsonDoc;
+use bale_core::json_source::JsonSource;
+
 use crate::compactor::Compactor;
 use crate::errors::os_error;
 use crate::files::Pending;
+use crate::json_input;
 use crate::stream_table::{Sink, Table};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -101,6 +105,19 @@ impl Writer {
         Ok(slot)
     }
 
+    /// Writes a parsed JSON text at the end of the file, as `put` writes
+    /// what `json.loads` makes of it; returns its slot.
+    fn put_json(&mut self, doc: &JsonDoc) -> PyResult<u64> {
+        let st = self.open_state()?;
+        let mut source = JsonSource::new(doc, Builder::continuing(st.pos, 1 << 12));
+        source.shapes_by_content = Some(std::mem::take(&mut st.shapes));
+        let slot = source.run();
+        st.shapes = source.shapes_by_content.take().unwrap_or_default();
+        let written = write_bytes(st, source.builder.new_bytes());
+        self.abort_on_error(written)?;
+        Ok(slot)
+    }
+
     /// A write that failed part-way leaves the file out of step with what
     /// the writer knows: the writer is aborted (nothing is left at the
     /// path, later calls say so), and the error names the path.
@@ -146,7 +163,7 @@ impl Writer {
     fn write_table(&mut self, py: Python<'_>) -> PyResult<()> {
         let st = self.open_state()?;
         let Some(table) = st.table.take() else { return Ok(()) };
-        if table.rows < crate::tables::TABLE_MIN_ROWS || !table.writable() {
+        if table.rows < bale_core::layout::TABLE_MIN_ROWS || !table.writable() {
             st.table = Some(table);
             return self.give_up_table(py);
         }
@@ -254,6 +271,82 @@ fn write_bytes(st: &mut Open, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// An item to write: a Python value, or a parsed JSON text.
+enum Item<'a, 'py> {
+    Value(&'a Bound<'py, PyAny>),
+    Json(&'a JsonDoc),
+}
+
+impl Writer {
+    fn append_item(&mut self, py: Python<'_>, item: Item<'_, '_>) -> PyResult<()> {
+        self.root(Root::List)?;
+        let path = self.path.clone();
+        let st = self.open_state()?;
+        if !st.no_table {
+            if st.table.is_none() {
+                let table = match item {
+                    Item::Value(value) => Table::for_first(value, &path),
+                    Item::Json(doc) => Table::for_first_json(py, doc, doc.node(doc.root), &path)?,
+                };
+                match table {
+                    Some(table) => st.table = Some(table),
+                    None => st.no_table = true,
+                }
+            }
+            if let Some(table) = st.table.as_mut() {
+                let pushed = match item {
+                    Item::Value(value) => table.push(value),
+                    Item::Json(doc) => table.push_json(doc, doc.node(doc.root)),
+                };
+                if let Err(e) = pushed {
+                    self.abort_file();
+                    return Err(os_error(e, &self.path));
+                }
+                if pushed.unwrap() {
+                    return Ok(());
+                }
+                self.give_up_table(py)?;
+            }
+        }
+        let slot = match item {
+            Item::Value(value) => {
+                let name = format!("root[{}]", self.open_state()?.slots.len());
+                self.put(py, value, name)?
+            }
+            Item::Json(doc) => self.put_json(doc)?,
+        };
+        self.open_state()?.slots.push(slot);
+        Ok(())
+    }
+
+    fn set_item(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>, item: Item<'_, '_>) -> PyResult<()> {
+        self.root(Root::Dict)?;
+        let index = self.key_index.clone_ref(py).into_bound(py);
+        if index.contains(key)? {
+            return Err(PyKeyError::new_err(format!(
+                "{}: key {} was already written (a streamed dict takes each key once)",
+                self.path.display(),
+                key.repr()?
+            )));
+        }
+        let st = self.open_state()?;
+        let mut c = Compactor::new(py, 0).at_offset(st.pos);
+        let (kslot, khash) = c.run_key(key)?;
+        let written = write_bytes(st, c.builder.new_bytes());
+        self.abort_on_error(written)?;
+        let vslot = match item {
+            Item::Value(value) => self.put(py, value, format!("root[{}]", key.repr()?))?,
+            Item::Json(doc) => self.put_json(doc)?,
+        };
+        let st = self.open_state()?;
+        st.keys.push(kslot);
+        st.hashes.push(khash);
+        st.slots.push(vslot);
+        index.set_item(key, st.slots.len())?;
+        Ok(())
+    }
+}
+
 #[pymethods]
 impl Writer {
     #[new]
@@ -289,57 +382,34 @@ impl Writer {
 
     /// Adds `value` as the next item of a list root.
     fn append(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.append_item(py, Item::Value(value))
+    }
+
+    /// Adds the value of the JSON text `text` (str or bytes) as the next
+    /// item of a list root: `append(json.loads(text))`, written byte for
+    /// byte alike, with no Python object made where bale's parser reads
+    /// the text (else through `json.loads`, which raises its own errors).
+    fn append_json(&mut self, py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<()> {
         self.root(Root::List)?;
-        let path = self.path.clone();
-        let st = self.open_state()?;
-        if !st.no_table {
-            if st.table.is_none() {
-                match Table::for_first(value, &path) {
-                    Some(table) => st.table = Some(table),
-                    None => st.no_table = true,
-                }
-            }
-            if let Some(table) = st.table.as_mut() {
-                let pushed = table.push(value);
-                if let Err(e) = pushed {
-                    self.abort_file();
-                    return Err(os_error(e, &self.path));
-                }
-                if pushed.unwrap() {
-                    return Ok(());
-                }
-                self.give_up_table(py)?;
-            }
+        match json_input::parse_text(py, text)? {
+            Some(doc) => self.append_item(py, Item::Json(&doc)),
+            None => self.append_item(py, Item::Value(&json_input::loads(py, text)?)),
         }
-        let name = format!("root[{}]", self.open_state()?.slots.len());
-        let slot = self.put(py, value, name)?;
-        self.open_state()?.slots.push(slot);
-        Ok(())
     }
 
     /// Adds `key: value` to a dict root (each key once).
     fn __setitem__(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.set_item(py, key, Item::Value(value))
+    }
+
+    /// Adds `key` with the value of the JSON text `text` to a dict root:
+    /// `w[key] = json.loads(text)`, as `append_json` is to `append`.
+    fn set_json(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>, text: &Bound<'_, PyAny>) -> PyResult<()> {
         self.root(Root::Dict)?;
-        let index = self.key_index.clone_ref(py).into_bound(py);
-        if index.contains(key)? {
-            return Err(PyKeyError::new_err(format!(
-                "{}: key {} was already written (a streamed dict takes each key once)",
-                self.path.display(),
-                key.repr()?
-            )));
+        match json_input::parse_text(py, text)? {
+            Some(doc) => self.set_item(py, key, Item::Json(&doc)),
+            None => self.set_item(py, key, Item::Value(&json_input::loads(py, text)?)),
         }
-        let st = self.open_state()?;
-        let mut c = Compactor::new(py, 0).at_offset(st.pos);
-        let (kslot, khash) = c.run_key(key)?;
-        let written = write_bytes(st, c.builder.new_bytes());
-        self.abort_on_error(written)?;
-        let vslot = self.put(py, value, format!("root[{}]", key.repr()?))?;
-        let st = self.open_state()?;
-        st.keys.push(kslot);
-        st.hashes.push(khash);
-        st.slots.push(vslot);
-        index.set_item(key, st.slots.len())?;
-        Ok(())
     }
 
     /// Items written so far.

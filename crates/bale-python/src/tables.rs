@@ -22,10 +22,7 @@ use crate::ffi::pylong::int_value;
 use crate::ffi::pytuple;
 use crate::ffi::pyunicode::str_units;
 
-/// Lists with fewer dicts than this are written row by row.
-pub const TABLE_MIN_ROWS: usize = 4;
-/// Records with more keys than this are written row by row.
-const TABLE_MAX_KEYS: usize = 64;
+use bale_core::layout::{str_column_fits, str_column_is_smaller, str_slot_bytes, TABLE_MAX_KEYS};
 
 /// What the scalars met so far in a column (or in its lists) have in
 /// common, with their data gathered in the same pass: the objects are
@@ -71,7 +68,7 @@ impl Run {
             match self {
                 // Offsets are u32: a run of more code units is written as slots.
                 Run::Strs { width, units, offsets, as_slots }
-                    if *width == w && (units.len() + u.len()) / w.unit() <= u32::MAX as usize =>
+                    if *width == w && str_column_fits(w, units.len() + u.len()) =>
                 {
                     append_units(units, u);
                     offsets.push((units.len() / w.unit()) as u32);
@@ -82,7 +79,7 @@ impl Run {
                     }
                 }
                 Run::CountedStrs { width, count, units, as_slots }
-                    if *width == w && (*units + u.len()) / w.unit() <= u32::MAX as usize =>
+                    if *width == w && str_column_fits(w, *units + u.len()) =>
                 {
                     *count += 1;
                     *units += u.len();
@@ -140,16 +137,11 @@ unsafe fn append_units(units: &mut Vec<u8>, u: &[u8]) {
     units.set_len(units.len() + n);
 }
 
-/// The bytes a string takes as a slot: the slot, and the payload of a
-/// string not inline that nothing else holds (held elsewhere, it is most
-/// likely repeated and stored once).
+/// The bytes a string takes as a slot (`layout::str_slot_bytes`): a string
+/// with one reference is held by nothing else.
 #[inline(always)]
 unsafe fn slot_bytes(obj: *mut PyObject, w: Width, units: &[u8]) -> usize {
-    if !(w == Width::Ascii && units.len() <= 7) && ffi::Py_REFCNT(obj) == 1 {
-        8 + ((units.len() + 7) & !7)
-    } else {
-        8
-    }
+    str_slot_bytes(w, units.len(), ffi::Py_REFCNT(obj) == 1)
 }
 
 /// Strings seen before a run decides whether to keep copying their units.
@@ -522,11 +514,11 @@ impl<'py> Compactor<'py> {
         match std::mem::replace(&mut g.run, Run::Mixed) {
             Run::Ints(words) => Ok(self.builder.num_list(false, &words)),
             Run::Floats(words) => Ok(self.builder.num_list(true, &words)),
-            Run::Strs { width, units, offsets, as_slots } if 4 * count + units.len() < as_slots => {
+            Run::Strs { width, units, offsets, as_slots } if str_column_is_smaller(count, units.len(), as_slots) => {
                 Ok(self.builder.str_column(width, &offsets, &units))
             }
             // Counted only, yet a column after all: copied now.
-            Run::CountedStrs { width, units, as_slots, .. } if 4 * count + units < as_slots => {
+            Run::CountedStrs { width, units, as_slots, .. } if str_column_is_smaller(count, units, as_slots) => {
                 let mut bytes = Vec::with_capacity(units);
                 let mut offsets = Vec::with_capacity(count + 1);
                 offsets.push(0u32);

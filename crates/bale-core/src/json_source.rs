@@ -1,0 +1,591 @@
+//! Parsed JSON as a source of the encoder: JSON text to region bytes with
+//! no Python object made.
+//!
+//! It writes the bytes the compactor writes for what `json.loads` returns
+//! for the same text, so `bale convert`, `bale.compact_json` and
+//! `Writer.append_json` give the same file whichever way the JSON went
+//! (tests compare them byte for byte over the shared corpora and generated
+//! JSON). That fixes each choice below; see `Note [What json.loads shares]`.
+//!
+//! - Arrays: a TABLE when they are at least `TABLE_MIN_ROWS` objects with
+//!   one key sequence whose values are scalars or arrays of scalars;
+//!   else an INT_LIST or FLOAT_LIST when all items are ints of 64 bits or
+//!   all floats; else, for up to `SMALL_LEAF_SEQ` scalars, a list written at
+//!   once; else a LIST through the walk.
+//! - Objects: dicts whose SHAPE is found again by key sequence.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+
+use rustc_hash::FxBuildHasher;
+
+use crate::dict_class;
+use crate::encoder::{Container, Source, Walk, NO_IDENTITY};
+use crate::format::{make_int_slot, make_sstr_slot, Width, SLOT_EMPTY_LIST, SLOT_FALSE, SLOT_NONE, SLOT_TRUE};
+use crate::json_doc::{JsonDoc, JsonNode, StrAt};
+use crate::layout::{
+    inline_str, key_signature, str_column_fits, str_column_is_smaller, str_slot_bytes, SHAPE_CACHE_MAX_KEYS,
+    SMALL_LEAF_SEQ, TABLE_MAX_KEYS, TABLE_MIN_ROWS,
+};
+use crate::writer::Builder;
+
+// Note [What json.loads shares]
+// The compactor writes a string met again once only when the object is the
+// same (its string cache is by address, for strings with more than one
+// reference), and counts a string's payload in a column's size only when
+// nothing else holds it. In what `json.loads` returns:
+// - equal object keys are one object (its scanner keeps a memo of keys for
+//   the call), so a key is written once: here, one slot per key id;
+// - each string value is its own object with one reference, written each
+//   time it occurs, with one exception: CPython makes every one-character
+//   string of U+0080..U+00FF (and the empty and ASCII ones, which are
+//   inline anyway) one shared object, keys and values alike: here,
+//   `latin1_slots`.
+// A dict's SHAPE is found again by its key sequence, which the compactor
+// looks up by key addresses: with keys one object per content, that is the
+// same as by key ids.
+
+/// Where an open container is among its children.
+#[derive(Clone, Copy)]
+pub enum Cursor {
+    /// Array items `doc.items[start + pos..start + len]` remain.
+    Seq { start: usize, len: usize, pos: usize },
+    /// Object entries `doc.entries[start + pos..start + len]` remain.
+    Dict { start: usize, len: usize, pos: usize, shape: u64 },
+}
+
+/// A source that writes a parsed JSON text (see the module's notes).
+pub struct JsonSource<'d> {
+    doc: &'d JsonDoc,
+    pub builder: Builder,
+    walk: Walk<Cursor>,
+    /// Slot of each key id written (0: not yet).
+    key_slots: Vec<u64>,
+    /// Slots of the one-character strings U+0080..U+00FF written (0: not yet).
+    latin1_slots: [u64; 128],
+    /// Shapes written, by key-id sequence (of up to `SHAPE_CACHE_MAX_KEYS` keys).
+    shapes: HashMap<Box<[u32]>, u64, FxBuildHasher>,
+    /// Shapes by `key_signature`, kept across items by a streaming writer.
+    pub shapes_by_content: Option<HashMap<Box<[u8]>, u64, FxBuildHasher>>,
+    ids: Vec<u32>,
+    words: Vec<u64>,
+}
+
+/// What the scalars of a table's column (or the items of its arrays) have
+/// in common, as `tables.rs` in the binding counts them.
+#[derive(Clone, Copy)]
+enum Run {
+    Empty,
+    Ints,
+    Floats,
+    /// Strings of one width: their code-unit bytes, and the bytes they would take as slots.
+    Strs {
+        width: Width,
+        unit_bytes: usize,
+        as_slots: usize,
+    },
+    Mixed,
+}
+
+/// One column of a table being gathered.
+struct Gather {
+    /// Every cell is an array (`mixed`: some are, some are not).
+    lists: bool,
+    mixed: bool,
+    run: Run,
+    /// With `lists`: item offsets of the cells.
+    offsets: Vec<u32>,
+    /// The scalars: the items of the array cells, or the cells.
+    count: usize,
+}
+
+impl Run {
+    /// Adds one value; false when it is no scalar.
+    #[inline]
+    fn add(&mut self, node: JsonNode) -> bool {
+        match node {
+            JsonNode::Str(s) => {
+                if let Run::Empty = self {
+                    *self = Run::Strs { width: s.width, unit_bytes: 0, as_slots: 0 };
+                }
+                match self {
+                    Run::Strs { width, unit_bytes, as_slots }
+                        if *width == s.width && str_column_fits(s.width, *unit_bytes + s.len) =>
+                    {
+                        *unit_bytes += s.len;
+                        *as_slots += str_slot_bytes(s.width, s.len, !is_latin1_char(s));
+                    }
+                    _ => *self = Run::Mixed,
+                }
+            }
+            JsonNode::Int(_) => {
+                if !matches!(self, Run::Empty | Run::Ints) {
+                    *self = Run::Mixed;
+                } else {
+                    *self = Run::Ints;
+                }
+            }
+            JsonNode::Float(_) => {
+                if !matches!(self, Run::Empty | Run::Floats) {
+                    *self = Run::Mixed;
+                } else {
+                    *self = Run::Floats;
+                }
+            }
+            JsonNode::BigInt { .. } | JsonNode::Null | JsonNode::Bool(_) => *self = Run::Mixed,
+            JsonNode::Array { .. } | JsonNode::Object { .. } => return false,
+        }
+        true
+    }
+}
+
+/// Whether a string is one character of U+0080..U+00FF (one object in CPython).
+#[inline(always)]
+fn is_latin1_char(s: StrAt) -> bool {
+    s.width == Width::Latin1 && s.len == 1
+}
+
+impl<'d> JsonSource<'d> {
+    /// A source writing `doc` into `builder`.
+    pub fn new(doc: &'d JsonDoc, builder: Builder) -> JsonSource<'d> {
+        JsonSource {
+            doc,
+            builder,
+            walk: Walk::new(false),
+            key_slots: vec![0; doc.keys.len()],
+            latin1_slots: [0; 128],
+            shapes: HashMap::default(),
+            shapes_by_content: None,
+            ids: Vec::new(),
+            words: Vec::new(),
+        }
+    }
+
+    /// Writes the document; returns its root's slot.
+    pub fn run(&mut self) -> u64 {
+        match crate::encoder::encode(self, self.doc.root) {
+            Ok(slot) => slot,
+            Err(never) => match never {},
+        }
+    }
+
+    /// The slot of a string value (see `Note [What json.loads shares]`).
+    #[inline]
+    fn str_slot(&mut self, s: StrAt) -> u64 {
+        let units = self.doc.str_units(s);
+        if inline_str(s.width, s.len) {
+            return make_sstr_slot(units);
+        }
+        if is_latin1_char(s) {
+            return self.latin1_slot(units[0]);
+        }
+        self.builder.str_units(s.width, units)
+    }
+
+    fn latin1_slot(&mut self, c: u8) -> u64 {
+        let at = (c - 0x80) as usize;
+        if self.latin1_slots[at] == 0 {
+            self.latin1_slots[at] = self.builder.str_units(Width::Latin1, &[c]);
+        }
+        self.latin1_slots[at]
+    }
+
+    /// The slot of key `id`, written once.
+    fn key_slot(&mut self, id: u32) -> u64 {
+        let s = self.doc.keys[id as usize].str;
+        let units = self.doc.str_units(s);
+        if inline_str(s.width, s.len) {
+            return make_sstr_slot(units);
+        }
+        if is_latin1_char(s) {
+            return self.latin1_slot(units[0]);
+        }
+        let at = id as usize;
+        if self.key_slots[at] == 0 {
+            self.key_slots[at] = self.builder.str_units(s.width, units);
+        }
+        self.key_slots[at]
+    }
+
+    /// A leaf's slot; `None` for an array or object.
+    #[inline]
+    fn scalar_slot(&mut self, node: JsonNode) -> Option<u64> {
+        Some(match node {
+            JsonNode::Null => SLOT_NONE,
+            JsonNode::Bool(true) => SLOT_TRUE,
+            JsonNode::Bool(false) => SLOT_FALSE,
+            JsonNode::Int(v) => self.builder.int(v),
+            JsonNode::BigInt { start, len } => self.builder.int_bytes(self.doc.big_int(start, len)),
+            JsonNode::Float(f) => self.builder.float(f),
+            JsonNode::Str(s) => self.str_slot(s),
+            JsonNode::Array { .. } | JsonNode::Object { .. } => return None,
+        })
+    }
+
+    /// The SHAPE of the keys of `entries`: found again, or written.
+    fn shape(&mut self, entries: &[(u32, u32)]) -> u64 {
+        let n = entries.len();
+        self.ids.clear();
+        self.ids.extend(entries.iter().map(|&(k, _)| k));
+        if n <= SHAPE_CACHE_MAX_KEYS {
+            if let Some(&s) = self.shapes.get(&self.ids[..]) {
+                return s;
+            }
+        }
+        let doc = self.doc;
+        let signature = match &self.shapes_by_content {
+            Some(_) if n <= SHAPE_CACHE_MAX_KEYS => Some(key_signature(self.ids.iter().map(|&k| {
+                let s = doc.keys[k as usize].str;
+                (s.width, doc.str_units(s))
+            }))),
+            _ => None,
+        };
+        let found = signature.as_ref().and_then(|sig| self.shapes_by_content.as_ref()?.get(sig).copied());
+        let shape = match found {
+            Some(s) => s,
+            None => {
+                let ids = std::mem::take(&mut self.ids);
+                let slots: Vec<u64> = ids.iter().map(|&k| self.key_slot(k)).collect();
+                let hashes: Vec<u64> = ids.iter().map(|&k| doc.keys[k as usize].hash).collect();
+                self.ids = ids;
+                let s = self.builder.shape(&slots, &hashes);
+                if let (Some(map), Some(sig)) = (&mut self.shapes_by_content, signature) {
+                    map.insert(sig, s);
+                }
+                s
+            }
+        };
+        if n <= SHAPE_CACHE_MAX_KEYS {
+            self.shapes.insert(self.ids.clone().into_boxed_slice(), shape);
+        }
+        shape
+    }
+
+    /// All ints of 64 bits, or all floats, as raw numbers; `None` (nothing
+    /// written) otherwise.
+    fn number_list(&mut self, items: &[u32]) -> Option<u64> {
+        let doc = self.doc;
+        let float = match doc.node(items[0]) {
+            JsonNode::Int(_) => false,
+            JsonNode::Float(_) => true,
+            _ => return None,
+        };
+        self.words.clear();
+        for &i in items {
+            match doc.node(i) {
+                JsonNode::Int(v) if !float => self.words.push(v as u64),
+                JsonNode::Float(f) if float => self.words.push(f.to_bits()),
+                _ => return None,
+            }
+        }
+        let words = std::mem::take(&mut self.words);
+        let slot = self.builder.num_list(float, &words);
+        self.words = words;
+        Some(slot)
+    }
+
+    /// Up to `SMALL_LEAF_SEQ` scalars (ints that fit a slot, strings,
+    /// floats, null, booleans) written at once; `None` (nothing written)
+    /// when an item is anything else.
+    fn small_leaf_seq(&mut self, items: &[u32]) -> Option<u64> {
+        let doc = self.doc;
+        let mut slots = [0u64; SMALL_LEAF_SEQ];
+        // Classified first, so that nothing is written for a list that is no leaf.
+        for (slot, &i) in slots.iter_mut().zip(items) {
+            *slot = match doc.node(i) {
+                JsonNode::Int(v) => make_int_slot(v)?,
+                JsonNode::Null => SLOT_NONE,
+                JsonNode::Bool(true) => SLOT_TRUE,
+                JsonNode::Bool(false) => SLOT_FALSE,
+                JsonNode::Str(_) | JsonNode::Float(_) => 0,
+                _ => return None,
+            };
+        }
+        for (slot, &i) in slots.iter_mut().zip(items) {
+            match doc.node(i) {
+                JsonNode::Str(s) => *slot = self.str_slot(s),
+                JsonNode::Float(f) => *slot = self.builder.float(f),
+                _ => {}
+            }
+        }
+        Some(self.builder.seq(false, &slots[..items.len()]))
+    }
+
+    /// The value of column `j` of the row `row` (an object of the table's keys).
+    #[inline]
+    fn cell(&self, row: u32, j: usize) -> u32 {
+        match self.doc.node(row) {
+            JsonNode::Object { start, .. } => self.doc.entries[start + j].1,
+            _ => unreachable!("a table's rows are objects"),
+        }
+    }
+
+    /// The scalars of column `j`: the items of its array cells, or its cells.
+    fn column_scalars(&self, rows: &[u32], j: usize, lists: bool) -> Vec<u32> {
+        let mut out = Vec::with_capacity(rows.len());
+        for &row in rows {
+            let c = self.cell(row, j);
+            match self.doc.node(c) {
+                JsonNode::Array { start, len } if lists => out.extend_from_slice(self.doc.array_items(start, len)),
+                _ => out.push(c),
+            }
+        }
+        out
+    }
+
+    /// Writes `rows` as a TABLE when they are objects of one key sequence
+    /// whose values are scalars or arrays of scalars; `None`, having written
+    /// nothing, otherwise.
+    fn table(&mut self, rows: &[u32]) -> Option<u64> {
+        let doc = self.doc;
+        let JsonNode::Object { start, len: k } = doc.node(rows[0]) else { return None };
+        if k == 0 || k > TABLE_MAX_KEYS || rows.len() > u32::MAX as usize {
+            return None;
+        }
+        let keys = doc.object_entries(start, k);
+        let mut columns: Vec<Gather> = (0..k)
+            .map(|_| Gather { lists: false, mixed: false, run: Run::Empty, offsets: vec![0], count: 0 })
+            .collect();
+        for (i, &row) in rows.iter().enumerate() {
+            let JsonNode::Object { start, len } = doc.node(row) else { return None };
+            if len != k {
+                return None;
+            }
+            let entries = doc.object_entries(start, len);
+            if entries.iter().zip(keys).any(|(a, b)| a.0 != b.0) {
+                return None;
+            }
+            for (g, &(_, value)) in columns.iter_mut().zip(entries) {
+                let node = doc.node(value);
+                let list = matches!(node, JsonNode::Array { .. });
+                if i == 0 {
+                    g.lists = list;
+                } else if list != g.lists {
+                    g.mixed = true;
+                }
+                if let JsonNode::Array { start, len } = node {
+                    for &item in doc.array_items(start, len) {
+                        if !g.run.add(doc.node(item)) {
+                            return None;
+                        }
+                    }
+                    g.count += len;
+                    let total = *g.offsets.last().unwrap() as usize + len;
+                    if total > u32::MAX as usize {
+                        return None;
+                    }
+                    g.offsets.push(total as u32);
+                } else {
+                    if !g.run.add(node) {
+                        return None;
+                    }
+                    g.count += 1;
+                }
+            }
+        }
+        let shape = self.shape(keys);
+        let mut cols = Vec::with_capacity(k);
+        for (j, g) in columns.into_iter().enumerate() {
+            let slot = if g.mixed {
+                let cells: Vec<u32> = rows.iter().map(|&r| self.cell(r, j)).collect();
+                self.slot_column(&cells)
+            } else if !g.lists {
+                let cells: Vec<u32> = rows.iter().map(|&r| self.cell(r, j)).collect();
+                self.scalars(g.run, &cells)
+            } else {
+                let child = if g.count == 0 {
+                    SLOT_EMPTY_LIST
+                } else {
+                    let items = self.column_scalars(rows, j, true);
+                    self.scalars(g.run, &items)
+                };
+                self.builder.list_column(child, &g.offsets)
+            };
+            cols.push(slot);
+        }
+        Some(self.builder.table_object(rows.len(), shape, &cols))
+    }
+
+    /// Scalars: raw numbers; strings as a STR_COLUMN when that is smaller
+    /// than slots; else slots.
+    fn scalars(&mut self, run: Run, nodes: &[u32]) -> u64 {
+        let doc = self.doc;
+        match run {
+            Run::Ints | Run::Floats => {
+                let words: Vec<u64> = nodes
+                    .iter()
+                    .map(|&i| match doc.node(i) {
+                        JsonNode::Int(v) => v as u64,
+                        JsonNode::Float(f) => f.to_bits(),
+                        _ => unreachable!("a run of numbers"),
+                    })
+                    .collect();
+                self.builder.num_list(matches!(run, Run::Floats), &words)
+            }
+            Run::Strs { width, unit_bytes, as_slots } if str_column_is_smaller(nodes.len(), unit_bytes, as_slots) => {
+                let mut units = Vec::with_capacity(unit_bytes);
+                let mut offsets = Vec::with_capacity(nodes.len() + 1);
+                offsets.push(0u32);
+                for &i in nodes {
+                    let JsonNode::Str(s) = doc.node(i) else { unreachable!("a run of strings") };
+                    units.extend_from_slice(doc.str_units(s));
+                    offsets.push((units.len() / width.unit()) as u32);
+                }
+                self.builder.str_column(width, &offsets, &units)
+            }
+            _ => self.slot_column(nodes),
+        }
+    }
+
+    /// Cells as a list of slots (arrays of scalars as lists).
+    fn slot_column(&mut self, nodes: &[u32]) -> u64 {
+        let doc = self.doc;
+        let mut slots = Vec::with_capacity(nodes.len());
+        for &i in nodes {
+            let slot = match doc.node(i) {
+                JsonNode::Array { start, len } => {
+                    let items = doc.array_items(start, len);
+                    match if len == 0 { None } else { self.number_list(items) } {
+                        Some(s) => s,
+                        None => {
+                            let inner: Vec<u64> =
+                                items.iter().map(|&x| self.scalar_slot(doc.node(x)).expect("a scalar")).collect();
+                            self.builder.seq(false, &inner)
+                        }
+                    }
+                }
+                node => self.scalar_slot(node).expect("a scalar"),
+            };
+            slots.push(slot);
+        }
+        self.builder.seq(false, &slots)
+    }
+}
+
+impl Source for JsonSource<'_> {
+    type Node = u32;
+    type Cursor = Cursor;
+    type Error = Infallible;
+
+    #[inline(always)]
+    fn parts(&mut self) -> (&mut Walk<Cursor>, &mut Builder) {
+        (&mut self.walk, &mut self.builder)
+    }
+
+    fn visit(&mut self, node: u32) -> Result<Option<u64>, Infallible> {
+        let doc = self.doc;
+        match doc.node(node) {
+            JsonNode::Array { start, len } => {
+                if len == 0 {
+                    return Ok(Some(SLOT_EMPTY_LIST));
+                }
+                let items = doc.array_items(start, len);
+                if len >= TABLE_MIN_ROWS {
+                    if let Some(slot) = self.table(items) {
+                        return Ok(Some(slot));
+                    }
+                }
+                if let Some(slot) = self.number_list(items) {
+                    return Ok(Some(slot));
+                }
+                if len <= SMALL_LEAF_SEQ {
+                    if let Some(slot) = self.small_leaf_seq(items) {
+                        return Ok(Some(slot));
+                    }
+                }
+                self.walk.open(Cursor::Seq { start, len, pos: 0 }, NO_IDENTITY);
+                Ok(None)
+            }
+            JsonNode::Object { start, len } => {
+                let shape = self.shape(doc.object_entries(start, len));
+                self.walk.open(Cursor::Dict { start, len, pos: 0, shape }, NO_IDENTITY);
+                Ok(None)
+            }
+            leaf => Ok(self.scalar_slot(leaf)),
+        }
+    }
+
+    #[inline]
+    fn next_child(&mut self) -> Result<Option<u32>, Infallible> {
+        let doc = self.doc;
+        Ok(match self.walk.top() {
+            Some(Cursor::Seq { start, len, pos }) if *pos < *len => {
+                *pos += 1;
+                Some(doc.items[*start + *pos - 1])
+            }
+            Some(Cursor::Dict { start, len, pos, .. }) if *pos < *len => {
+                *pos += 1;
+                Some(doc.entries[*start + *pos - 1].1)
+            }
+            _ => None,
+        })
+    }
+
+    fn container(&self, cursor: &Cursor) -> Result<Container, Infallible> {
+        Ok(match *cursor {
+            Cursor::Seq { .. } => Container::Seq { tuple: false },
+            Cursor::Dict { shape, .. } => Container::Dict { class: dict_class::PLAIN, shape },
+        })
+    }
+}
+
+/// Writes JSON text as a fresh region's bytes (header and checksum
+/// included); `Err` when [`crate::json_doc::parse`] refuses the text.
+pub fn json_region(text: &[u8], max_int_digits: usize) -> Result<Vec<u8>, crate::json_doc::JsonInputError> {
+    let doc = crate::json_doc::parse(text, max_int_digits)?;
+    let mut source = JsonSource::new(&doc, Builder::with_capacity(text.len() + 4096));
+    let root = source.run();
+    Ok(source.builder.finish(root))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{KIND_TABLE, OFF_ROOT};
+    use crate::Region;
+
+    fn region(text: &str) -> Vec<u8> {
+        json_region(text.as_bytes(), 4300).unwrap()
+    }
+
+    #[test]
+    fn every_region_written_verifies() {
+        for text in [
+            "null",
+            "[]",
+            "{}",
+            r#"[1, 2.5, "x", null, true]"#,
+            r#"{"a": [1, 2, 3], "b": {"c": "caf\u00e9 au lait"}}"#,
+            r#"[{"id": 1, "tags": ["a", "b"]}, {"id": 2, "tags": []}, {"id": 3, "tags": ["c"]}, {"id": 4, "tags": []}]"#,
+            r#"[{"k": "a long string value"}, {"k": 2}, {"k": null}, {"k": [1, "x"]}]"#,
+            "[123456789012345678901234567890, -123456789012345678901234567890]",
+            r#"[["\u00e9", "\u00e9"], {"\u00e9": "\u00e9"}]"#,
+        ] {
+            let bytes = region(text);
+            Region::new_verified(&bytes).unwrap_or_else(|e| panic!("{text}: {e}"));
+        }
+    }
+
+    #[test]
+    fn records_of_one_key_sequence_are_a_table() {
+        let text = r#"[{"a": 1, "b": "x"}, {"a": 2, "b": "y"}, {"a": 3, "b": "z"}, {"a": 4, "b": "w"}]"#;
+        let bytes = region(text);
+        Region::new_verified(&bytes).unwrap();
+        let root = u64::from_le_bytes(bytes[OFF_ROOT..OFF_ROOT + 8].try_into().unwrap()) as usize;
+        assert_eq!(bytes[root], KIND_TABLE);
+    }
+
+    #[test]
+    fn a_key_met_again_is_written_once() {
+        let one = region(r#"[{"a long key name": 1}, {"a long key name": 2, "b": 3}]"#);
+        let count = one.windows(b"a long key name".len()).filter(|w| w == b"a long key name").count();
+        assert_eq!(count, 1);
+    }
+
+    #[test]
+    fn a_string_value_met_again_is_written_each_time_as_json_loads_makes_it() {
+        let bytes = region(r#"["a long string value", "a long string value", "a long string value", {}]"#);
+        let count = bytes.windows(19).filter(|w| *w == b"a long string value").count();
+        assert_eq!(count, 3);
+    }
+}

@@ -1,0 +1,100 @@
+//! Which layout a writer picks for a value, where the format allows
+//! several: the thresholds and tests every source applies (the compactor
+//! over Python objects, the JSON source over parsed JSON), so that equal
+//! inputs give equal bytes whichever source wrote them.
+//!
+//! The format does not fix these choices (see `docs/FORMAT.md`, *Validity*):
+//! a reader accepts either form. They are kept here so that they change in
+//! one place, and the byte-for-byte tests between sources keep them equal.
+
+use crate::format::{Width, SSTR_MAX};
+
+/// Lists with fewer dicts than this are written row by row, not as a TABLE.
+pub const TABLE_MIN_ROWS: usize = 4;
+
+/// Records with more keys than this are written row by row.
+pub const TABLE_MAX_KEYS: usize = 64;
+
+/// Lists and tuples of at most this many scalars are written at once,
+/// without a frame of the walk.
+pub const SMALL_LEAF_SEQ: usize = 4;
+
+/// Key sequences of more keys than this are not looked up again: their
+/// SHAPE is written for each dict.
+pub const SHAPE_CACHE_MAX_KEYS: usize = 64;
+
+/// Whether a string is written inline in its slot (an SSTR).
+#[inline(always)]
+pub fn inline_str(width: Width, unit_bytes: usize) -> bool {
+    width == Width::Ascii && unit_bytes <= SSTR_MAX
+}
+
+/// The bytes a string takes when a column of strings is written as slots:
+/// the slot, and the payload of a string not inline that nothing else
+/// holds (`held_once`). A string held elsewhere is most likely repeated,
+/// and stored once.
+#[inline(always)]
+pub fn str_slot_bytes(width: Width, unit_bytes: usize, held_once: bool) -> usize {
+    if !inline_str(width, unit_bytes) && held_once {
+        8 + ((unit_bytes + 7) & !7)
+    } else {
+        8
+    }
+}
+
+/// Whether `count` strings of `unit_bytes` code-unit bytes in all are
+/// smaller as a STR_COLUMN (u32 offsets and the units) than as slots that
+/// take `as_slots` bytes (the sum of [`str_slot_bytes`]).
+#[inline(always)]
+pub fn str_column_is_smaller(count: usize, unit_bytes: usize, as_slots: usize) -> bool {
+    4 * count + unit_bytes < as_slots
+}
+
+/// Whether a STR_COLUMN's offsets (u32, in code units) can reach past
+/// `unit_bytes` bytes of units of `width`.
+#[inline(always)]
+pub fn str_column_fits(width: Width, unit_bytes: usize) -> bool {
+    unit_bytes / width.unit() <= u32::MAX as usize
+}
+
+/// Bytes that are equal exactly when two sequences of string keys are:
+/// each key's width, its length in bytes, then its code units. A streaming
+/// writer finds a SHAPE written by an earlier item with it, whichever
+/// source wrote that item.
+pub fn key_signature<'a>(keys: impl IntoIterator<Item = (Width, &'a [u8])>) -> Box<[u8]> {
+    let mut sig = Vec::new();
+    for (w, units) in keys {
+        sig.push(w as u8);
+        sig.extend_from_slice(&(units.len() as u32).to_le_bytes());
+        sig.extend_from_slice(units);
+    }
+    sig.into_boxed_slice()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_ascii_string_costs_its_slot_only() {
+        assert_eq!(str_slot_bytes(Width::Ascii, 7, true), 8);
+        assert_eq!(str_slot_bytes(Width::Ascii, 8, true), 16);
+        assert_eq!(str_slot_bytes(Width::Latin1, 1, true), 16);
+        assert_eq!(str_slot_bytes(Width::Ucs2, 20, false), 8);
+    }
+
+    #[test]
+    fn a_column_wins_only_when_strictly_smaller() {
+        // Four strings of 8 bytes held once: 4 * 16 as slots, 16 + 32 as a column.
+        assert!(str_column_is_smaller(4, 32, 64));
+        assert!(!str_column_is_smaller(4, 48, 64));
+    }
+
+    #[test]
+    fn signatures_differ_when_keys_do() {
+        let a = key_signature([(Width::Ascii, &b"ab"[..]), (Width::Ascii, &b"c"[..])]);
+        let b = key_signature([(Width::Ascii, &b"a"[..]), (Width::Ascii, &b"bc"[..])]);
+        assert_ne!(a, b);
+        assert_eq!(a, key_signature([(Width::Ascii, &b"ab"[..]), (Width::Ascii, &b"c"[..])]));
+    }
+}
