@@ -37,6 +37,7 @@ __all__ = [
     "announced_length",
     "column",
     "compact",
+    "compact_json",
     "load",
     "memoryview_of",
     "open",
