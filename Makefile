@@ -60,15 +60,20 @@ FUZZ_FLAGS = -max_total_time=$(FUZZ_SECONDS) -timeout=30 -print_final_stats=1
 # with a mutator that repairs the header, length and checksum. New inputs go
 # to fuzz/corpus (ignored by git); the committed seeds are fuzz/seeds; a crash
 # is saved under fuzz/artifacts/ and fails the target; once understood it is
-# committed under fuzz/regressions/ (replayed by every run).
+# committed under fuzz/regressions/ (replayed by every run). Then, for as
+# long again, the target json_region: any bytes as JSON text through the
+# core's JSON source (the region must verify, and JSON -> region -> JSON ->
+# region must give the same bytes); its seeds are fuzz/seeds_json.
 CORE_ARTIFACTS := $(CURDIR)/crates/bale-core/fuzz/artifacts/
 CORE_FUZZER = crates/bale-core/fuzz/target/$(HOST_TRIPLE)/release/load_verify_read
+JSON_FUZZER = crates/bale-core/fuzz/target/$(HOST_TRIPLE)/release/json_region
 fuzz-core:
 	rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 	command -v cargo-fuzz >/dev/null 2>&1 || cargo install --locked cargo-fuzz
 	cd crates/bale-core && cargo +nightly fuzz build --debug-assertions load_verify_read
+	cd crates/bale-core && cargo +nightly fuzz build --debug-assertions json_region
 	rm -rf $(CORE_ARTIFACTS)
-	mkdir -p $(CORE_ARTIFACTS) crates/bale-core/fuzz/corpus/load_verify_read
+	mkdir -p $(CORE_ARTIFACTS) crates/bale-core/fuzz/corpus/load_verify_read crates/bale-core/fuzz/corpus/json_region
 	# The inputs found before (fuzz/regressions) are replayed first. Fork mode
 	# with -ignore_crashes keeps fuzzing for the whole time box after a
 	# finding; the target fails if any input was saved under fuzz/artifacts.
@@ -78,6 +83,8 @@ fuzz-core:
 	$(CORE_FUZZER) crates/bale-core/fuzz/regressions/* || status=1; \
 	$(CORE_FUZZER) -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -artifact_prefix=$(CORE_ARTIFACTS) \
 		$(FUZZ_FLAGS) crates/bale-core/fuzz/corpus/load_verify_read crates/bale-core/fuzz/seeds || status=1; \
+	$(JSON_FUZZER) -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -artifact_prefix=$(CORE_ARTIFACTS) \
+		$(FUZZ_FLAGS) crates/bale-core/fuzz/corpus/json_region crates/bale-core/fuzz/seeds_json || status=1; \
 	if [ -n "$$(ls $(CORE_ARTIFACTS))" ]; then \
 		echo "fuzz-core: $$(ls $(CORE_ARTIFACTS) | wc -l) failing input(s) saved in $(CORE_ARTIFACTS)"; status=1; fi; \
 	exit $$status

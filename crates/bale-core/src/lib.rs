@@ -36,6 +36,7 @@ pub mod layout;
 pub mod path;
 pub mod reader;
 pub mod stats;
+pub mod streamed;
 pub mod transplant;
 pub mod typed;
 pub mod verify;

@@ -18,12 +18,10 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::ptr::addr_of_mut;
 
-use bale_core::format::{
-    header_word, pad8, Width, KIND_FLOAT_LIST, KIND_INT_LIST, KIND_LIST, KIND_LIST_COLUMN, KIND_STR_COLUMN,
-    SLOT_EMPTY_LIST, SLOT_FALSE, SLOT_NONE, SLOT_TRUE,
-};
+use bale_core::format::{Width, SLOT_EMPTY_LIST, SLOT_FALSE, SLOT_NONE, SLOT_TRUE};
 use bale_core::json_doc::{JsonDoc, JsonNode};
 use bale_core::layout::TABLE_MAX_KEYS;
+use bale_core::streamed::{self, Sink};
 use bale_core::Builder;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -144,44 +142,6 @@ impl Read for StreamReader<'_> {
         self.at += n as u64;
         Ok(n)
     }
-}
-
-/// Where the columns are written: the region file being built.
-pub trait Sink {
-    fn pos(&self) -> usize;
-    fn put(&mut self, bytes: &[u8]) -> io::Result<()>;
-}
-
-/// Copies `r` into `out`; returns the bytes copied.
-fn copy(r: &mut impl Read, out: &mut dyn Sink) -> io::Result<u64> {
-    let mut buf = vec![0u8; 1 << 16];
-    let mut total = 0;
-    loop {
-        let n = r.read(&mut buf)?;
-        if n == 0 {
-            return Ok(total);
-        }
-        out.put(&buf[..n])?;
-        total += n as u64;
-    }
-}
-
-/// `n` u64 offsets from `r` as u32 offsets, zero-padded to a word.
-fn put_offsets(r: &mut impl Read, n: u64, out: &mut dyn Sink) -> io::Result<()> {
-    let mut word = [0u8; 8];
-    let mut buf = Vec::with_capacity(1 << 16);
-    for _ in 0..n {
-        r.read_exact(&mut word)?;
-        buf.extend_from_slice(&(u64::from_le_bytes(word) as u32).to_le_bytes());
-        if buf.len() >= 1 << 16 {
-            out.put(&buf)?;
-            buf.clear();
-        }
-    }
-    if n % 2 == 1 {
-        buf.extend_from_slice(&[0u8; 4]);
-    }
-    out.put(&buf)
 }
 
 /// A scalar read back from a column.
@@ -377,24 +337,15 @@ impl Scalars {
 
     /// Writes the scalars as one list-like object; returns its slot.
     fn write(self, sp: &mut Spill, out: &mut dyn Sink) -> io::Result<u64> {
-        let at = out.pos() as u64;
         match self.kind {
             Kind::Empty => return Ok(SLOT_EMPTY_LIST),
             Kind::Ints | Kind::Floats => {
-                let kind = if self.kind == Kind::Ints { KIND_INT_LIST } else { KIND_FLOAT_LIST };
-                out.put(&header_word(kind, self.n).to_le_bytes())?;
-                copy(&mut self.data.reader(sp), out)?;
-                return Ok(at);
+                return streamed::num_list(out, self.kind == Kind::Floats, self.n, &mut self.data.reader(sp));
             }
             // A STR_COLUMN while its offsets fit u32; else slots.
-            Kind::Strs(w) if self.data.len() / (w.unit() as u64) <= u32::MAX as u64 => {
-                let units = self.data.len() / w.unit() as u64;
-                out.put(&header_word(KIND_STR_COLUMN, self.n).to_le_bytes())?;
-                out.put(&(w as u64 | units << 8).to_le_bytes())?;
-                put_offsets(&mut self.offs.reader(sp), self.n + 1, out)?;
-                let len = copy(&mut self.data.reader(sp), out)? as usize;
-                out.put(&[0u8; 8][..pad8(len) - len])?;
-                return Ok(at);
+            Kind::Strs(w) if streamed::str_column_fits(w, self.data.len()) => {
+                let (mut offsets, mut units) = (self.offs.reader(sp), self.data.reader(sp));
+                return streamed::str_column(out, w, self.n, &mut offsets, &mut units, self.data.len());
             }
             _ => {}
         }
@@ -417,10 +368,7 @@ impl Scalars {
             }
         }
         out.put(b.new_bytes())?;
-        let at = out.pos() as u64;
-        out.put(&header_word(KIND_LIST, self.n).to_le_bytes())?;
-        copy(&mut slots.reader(sp), out)?;
-        Ok(at)
+        streamed::list(out, self.n, &mut slots.reader(sp))
     }
 }
 
@@ -532,11 +480,7 @@ impl Column {
             Column::Scalars(s) => s.write(sp, out),
             Column::Lists { offs, items } => {
                 let child = items.write(sp, out)?;
-                let at = out.pos() as u64;
-                out.put(&header_word(KIND_LIST_COLUMN, rows).to_le_bytes())?;
-                out.put(&child.to_le_bytes())?;
-                put_offsets(&mut offs.reader(sp), rows + 1, out)?;
-                Ok(at)
+                streamed::list_column(out, rows, child, &mut offs.reader(sp))
             }
         }
     }

@@ -27,12 +27,13 @@ use rustc_hash::FxHashMap;
 
 use bale_core::json_doc::JsonDoc;
 use bale_core::json_source::JsonSource;
+use bale_core::streamed::Sink;
 
 use crate::compactor::Compactor;
 use crate::errors::os_error;
 use crate::files::Pending;
 use crate::json_input;
-use crate::stream_table::{Sink, Table};
+use crate::stream_table::Table;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Root {
