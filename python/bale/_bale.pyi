@@ -296,15 +296,15 @@ def memoryview_of(container: Any, key: Any = None) -> memoryview:
 
 def stream_json(
     path: str | os.PathLike[str],
-    on_item: Callable[[str], object],
-    on_entry: Callable[[str, str], object],
+    on_item: Callable[[bytes], object],
+    on_entry: Callable[[str, bytes], object],
     on_value: Callable[[str], object],
 ) -> tuple[str, int]:
     """Reads a JSON file incrementally (serde_json), one top-level element at a time.
 
-    A top-level array: ``on_item(text)`` with the JSON text of each element;
-    an object: ``on_entry(key, text)`` for each member; any other value:
-    ``on_value(text)`` once. Returns ``("array" | "object" | "value", count)``.
+    A top-level array: ``on_item(text)`` with the JSON text (UTF-8 bytes) of
+    each element; an object: ``on_entry(key, text)`` for each member; any
+    other value: ``on_value(text)`` once, with the text as a str. Returns ``("array" | "object" | "value", count)``.
     Malformed JSON raises ValueError naming the file, line, column and
     element index; a callback's exception propagates.
     """

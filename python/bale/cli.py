@@ -214,14 +214,14 @@ def _convert_json(src: str, dst: str, progress: Progress) -> int:
     whole: list[str] = []
     count = 0
 
-    def item(text: str) -> None:
+    def item(text: bytes) -> None:
         nonlocal count
         w.append_json(text)
         count += 1
         if count % 4096 == 0:
             progress.update(None, count)
 
-    def entry(key: str, text: str) -> None:
+    def entry(key: str, text: bytes) -> None:
         nonlocal count
         try:
             w.set_json(key, text)

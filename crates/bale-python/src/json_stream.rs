@@ -4,8 +4,8 @@
 //! memory holds one element's text, not the file); each element of a
 //! top-level array, or each value of a top-level object, is handed to a
 //! Python callback as its JSON text as soon as it is parsed. The caller
-//! turns the text into a value (`json.loads`) and writes it on (a
-//! `bale.Writer`), so memory stays bounded by the largest element. Any
+//! writes it on (`bale.Writer.append_json`), so memory stays bounded by the
+//! largest element. Any
 //! other top-level value is handed over whole.
 
 use std::fmt;
@@ -61,7 +61,8 @@ impl<'de, 'a, 'py> Visitor<'de> for &mut Walk<'a, 'py> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         self.kind = "array";
         while let Some(raw) = seq.next_element::<Box<RawValue>>()? {
-            let text = pyo3::types::PyString::new(self.py, raw.get());
+            // Bytes: a copy, where a str would decode the UTF-8 again.
+            let text = pyo3::types::PyBytes::new(self.py, raw.get().as_bytes());
             drop(raw);
             let f = self.on_item.clone();
             self.call(&f, (text,))?;
@@ -74,7 +75,7 @@ impl<'de, 'a, 'py> Visitor<'de> for &mut Walk<'a, 'py> {
         self.kind = "object";
         while let Some(key) = map.next_key::<String>()? {
             let raw = map.next_value::<Box<RawValue>>()?;
-            let text = pyo3::types::PyString::new(self.py, raw.get());
+            let text = pyo3::types::PyBytes::new(self.py, raw.get().as_bytes());
             drop(raw);
             let f = self.on_entry.clone();
             self.call(&f, (key, text))?;
@@ -105,9 +106,9 @@ impl<'de, 'a, 'py> Visitor<'de> for &mut Walk<'a, 'py> {
 }
 
 /// Reads the JSON file at `path` incrementally: for a top-level array,
-/// calls `on_item(text)` with the JSON text of each element in turn; for a
-/// top-level object, `on_entry(key, text)` for each member; for any other
-/// value, `on_value(text)` once with the whole text. Returns
+/// calls `on_item(text)` with the JSON text (UTF-8 bytes) of each element
+/// in turn; for a top-level object, `on_entry(key, text)` for each member;
+/// for any other value, `on_value(text)` once with the whole text (a str). Returns
 /// `(kind, count)`: `"array"`, `"object"` or `"value"`, and the number of
 /// elements handed over. Malformed JSON raises `ValueError` naming the
 /// file, the line, column and byte offset, and the element's index (or
