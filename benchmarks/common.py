@@ -156,6 +156,25 @@ def best_interleaved(fs: dict[str, Callable[[], object]], repeat: int = 5, *,
     return times
 
 
+def gc_off(f: Callable[[], object]) -> Callable[[], object]:
+    """``f`` run with the cyclic GC disabled (and its state restored after).
+
+    ``bale.thaw`` turns the GC off inside itself; a decoder compared with
+    it runs under the same condition through this, so that the ratio
+    compares the decoders, not the GC's work on what they build.
+    """
+    def run() -> object:
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return f()
+        finally:
+            if was:
+                gc.enable()
+
+    return run
+
+
 def per_call(f: Callable[[], object], repeat: int = 5, sample: float = 0.02) -> float:
     """Best time per call of ``f()``: ``repeat`` samples of as many calls as fill ``sample`` seconds.
 
