@@ -149,9 +149,19 @@ fn push_units(units: &mut Vec<u8>, s: &str, width: Width) {
     }
 }
 
-struct Parser {
+/// A JSON parser whose buffers are kept from one text to the next: a
+/// streaming writer parses one element at a time, and allocating the tree
+/// afresh for each cost a fifth of converting JSON Lines.
+#[derive(Default)]
+pub struct JsonParser {
     doc: JsonDoc,
-    key_ids: HashMap<Box<str>, u32, FxBuildHasher>,
+    /// Key id by the FxHash of the key's UTF-8 text (see `key_id`).
+    key_ids: HashMap<u64, u32, FxBuildHasher>,
+    /// Keys whose text's hash another key has (checked by text).
+    collided: HashMap<Box<str>, u32, FxBuildHasher>,
+    /// The UTF-8 text of each key id, one after another.
+    key_text: Vec<u8>,
+    key_text_at: Vec<(usize, usize)>,
     /// The children of the open arrays and objects, innermost last.
     items: Vec<u32>,
     entries: Vec<(u32, u32)>,
@@ -159,9 +169,10 @@ struct Parser {
     key_seen: Vec<(u32, u32)>,
     objects: u32,
     max_int_digits: usize,
+    stack: Vec<Open>,
 }
 
-impl Parser {
+impl JsonParser {
     fn str_at(&mut self, s: &str) -> StrAt {
         let width = Width::for_max(max_char(s));
         let start = self.doc.units.len();
@@ -169,16 +180,37 @@ impl Parser {
         StrAt { start, len: self.doc.units.len() - start, width }
     }
 
+    /// The id of key `s`, the same for equal keys. Looked up by the hash of
+    /// its text, then checked against the text (no allocation per key).
     fn key_id(&mut self, s: &str) -> u32 {
-        if let Some(&id) = self.key_ids.get(s) {
-            return id;
+        let h = {
+            let mut hasher = rustc_hash::FxHasher::default();
+            std::hash::Hasher::write(&mut hasher, s.as_bytes());
+            std::hash::Hasher::finish(&hasher)
+        };
+        let found = self.key_ids.get(&h).copied();
+        if let Some(id) = found {
+            let (at, len) = self.key_text_at[id as usize];
+            if &self.key_text[at..at + len] == s.as_bytes() {
+                return id;
+            }
+            // Two texts of one hash: the later ones are found by text.
+            if let Some(&id) = self.collided.get(s) {
+                return id;
+            }
         }
         let str = self.str_at(s);
         let hash = hash_str_units(&self.doc.units[str.start..str.start + str.len]);
         let id = self.doc.keys.len() as u32;
         self.doc.keys.push(Key { str, hash });
         self.key_seen.push((u32::MAX, 0));
-        self.key_ids.insert(s.into(), id);
+        self.key_text_at.push((self.key_text.len(), s.len()));
+        self.key_text.extend_from_slice(s.as_bytes());
+        if found.is_some() {
+            self.collided.insert(s.into(), id);
+        } else {
+            self.key_ids.insert(h, id);
+        }
         id
     }
 
@@ -336,75 +368,109 @@ fn decimal_twos_complement(digits: &[u8], negative: bool) -> Vec<u8> {
 /// Parses `text` as `json.loads` would. `max_int_digits`: the most digits
 /// an int may have (`sys.get_int_max_str_digits()`; 0 for no limit).
 pub fn parse(text: &[u8], max_int_digits: usize) -> std::result::Result<JsonDoc, JsonInputError> {
-    parse_boxed(text, max_int_digits).map_err(|e| *e)
+    let mut p = JsonParser::default();
+    p.parse(text, max_int_digits)?;
+    Ok(p.doc)
 }
 
-fn parse_boxed(text: &[u8], max_int_digits: usize) -> Result<JsonDoc> {
-    let mut j = Jiter::new(text).with_allow_inf_nan();
-    let mut p = Parser {
-        doc: JsonDoc::default(),
-        key_ids: HashMap::default(),
-        items: Vec::new(),
-        entries: Vec::new(),
-        key_seen: Vec::new(),
-        objects: 0,
-        max_int_digits: if max_int_digits == 0 { usize::MAX } else { max_int_digits },
-    };
-    let mut stack: Vec<Open> = Vec::new();
-    let mut peek = j.peek()?;
-    'values: loop {
-        let mut done = match p.value(&mut j, peek, &mut stack)? {
-            Step::Done(node) => node,
-            Step::Opened(first) => {
-                peek = first;
-                continue;
-            }
-        };
-        // A value is complete: hand it to its container, and close each
-        // container that has no more children.
-        loop {
-            match stack.last_mut() {
-                None => {
-                    p.doc.root = done;
-                    break 'values;
+impl JsonParser {
+    /// Parses `text` as `json.loads` would (see [`parse`]), into buffers
+    /// kept from the text before.
+    pub fn parse(&mut self, text: &[u8], max_int_digits: usize) -> std::result::Result<&JsonDoc, JsonInputError> {
+        self.clear(max_int_digits);
+        match self.parse_boxed(text) {
+            Ok(()) => Ok(&self.doc),
+            Err(e) => Err(*e),
+        }
+    }
+
+    fn clear(&mut self, max_int_digits: usize) {
+        let d = &mut self.doc;
+        d.items.clear();
+        d.nodes.clear();
+        d.entries.clear();
+        d.keys.clear();
+        d.units.clear();
+        d.big_ints.clear();
+        d.root = 0;
+        self.key_ids.clear();
+        self.collided.clear();
+        self.key_text.clear();
+        self.key_text_at.clear();
+        self.items.clear();
+        self.entries.clear();
+        self.key_seen.clear();
+        self.objects = 0;
+        self.stack.clear();
+        self.max_int_digits = if max_int_digits == 0 { usize::MAX } else { max_int_digits };
+    }
+
+    fn parse_boxed(&mut self, text: &[u8]) -> Result<()> {
+        let mut j = Jiter::new(text).with_allow_inf_nan();
+        let mut stack = std::mem::take(&mut self.stack);
+        let result = self.values(&mut j, &mut stack);
+        self.stack = stack;
+        result?;
+        j.finish()?;
+        if self.doc.nodes.len() > u32::MAX as usize {
+            return Err(Box::new(JsonInputError { message: "more than 2^32 values".into(), python_may_read: true }));
+        }
+        Ok(())
+    }
+
+    /// Reads the text's one value, containers without recursion.
+    fn values(&mut self, j: &mut Jiter<'_>, stack: &mut Vec<Open>) -> Result<()> {
+        let p = self;
+        let mut peek = j.peek()?;
+        'values: loop {
+            let mut done = match p.value(j, peek, stack)? {
+                Step::Done(node) => node,
+                Step::Opened(first) => {
+                    peek = first;
+                    continue;
                 }
-                Some(Open::Array { base }) => {
-                    let base = *base;
-                    p.items.push(done);
-                    match j.array_step()? {
-                        Some(next) => {
-                            peek = next;
-                            continue 'values;
-                        }
-                        None => {
-                            stack.pop();
-                            done = p.close_array(base);
+            };
+            // A value is complete: hand it to its container, and close each
+            // container that has no more children.
+            loop {
+                match stack.last_mut() {
+                    None => {
+                        p.doc.root = done;
+                        return Ok(());
+                    }
+                    Some(Open::Array { base }) => {
+                        let base = *base;
+                        p.items.push(done);
+                        match j.array_step()? {
+                            Some(next) => {
+                                peek = next;
+                                continue 'values;
+                            }
+                            None => {
+                                stack.pop();
+                                done = p.close_array(base);
+                            }
                         }
                     }
-                }
-                Some(Open::Object { base, key }) => {
-                    let base = *base;
-                    p.entries.push((*key, done));
-                    match j.next_key()? {
-                        Some(k) => {
-                            *key = p.key_id(k);
-                            peek = j.peek()?;
-                            continue 'values;
-                        }
-                        None => {
-                            stack.pop();
-                            done = p.close_object(base);
+                    Some(Open::Object { base, key }) => {
+                        let base = *base;
+                        p.entries.push((*key, done));
+                        match j.next_key()? {
+                            Some(k) => {
+                                *key = p.key_id(k);
+                                peek = j.peek()?;
+                                continue 'values;
+                            }
+                            None => {
+                                stack.pop();
+                                done = p.close_object(base);
+                            }
                         }
                     }
                 }
             }
         }
     }
-    j.finish()?;
-    if p.doc.nodes.len() > u32::MAX as usize {
-        return Err(Box::new(JsonInputError { message: "more than 2^32 values".into(), python_may_read: true }));
-    }
-    Ok(p.doc)
 }
 
 impl JsonDoc {
@@ -497,6 +563,31 @@ mod tests {
             })
             .collect();
         assert_eq!(widths, [Width::Ascii, Width::Latin1, Width::Ucs2, Width::Ucs4]);
+    }
+
+    #[test]
+    fn a_parser_used_again_reads_each_text_as_a_fresh_one() {
+        let mut p = JsonParser::default();
+        for text in [r#"{"a": 1, "b": [2, "x"]}"#, r#"[{"b": 1}, {"c": 2, "b": 3}]"#, "7", r#"{"a": {"a": 1}}"#] {
+            let reused = format!("{:?}", p.parse(text.as_bytes(), 0).unwrap());
+            assert_eq!(reused, format!("{:?}", parse(text.as_bytes(), 0).unwrap()), "{text}");
+        }
+    }
+
+    #[test]
+    fn keys_whose_texts_hash_alike_stay_apart() {
+        let mut p = JsonParser::default();
+        p.clear(0);
+        let a = p.key_id("a");
+        // Make "b" collide with "a": its hash now names a's id.
+        let mut hasher = rustc_hash::FxHasher::default();
+        std::hash::Hasher::write(&mut hasher, b"b");
+        p.key_ids.insert(std::hash::Hasher::finish(&hasher), a);
+        let b = p.key_id("b");
+        assert_ne!(a, b);
+        assert_eq!(p.key_id("b"), b);
+        assert_eq!(p.key_id("a"), a);
+        assert_eq!(p.doc.str_units(p.doc.keys[b as usize].str), b"b");
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! limit), the text goes through `json.loads` instead, which reads it or
 //! raises its own error (`json.JSONDecodeError` with line and column).
 
-use bale_core::json_doc::{parse, JsonDoc};
+use bale_core::json_doc::{JsonDoc, JsonParser};
 use bale_core::json_source::JsonSource;
 use bale_core::Builder;
 use pyo3::prelude::*;
@@ -47,9 +47,14 @@ pub fn loads<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'
     py.import(pyo3::intern!(py, "json"))?.call_method1(pyo3::intern!(py, "loads"), (text,))
 }
 
-/// `text` parsed by the core (without the GIL), or `None` when it is to go
-/// through `json.loads` (see the module's notes).
-pub fn parse_text(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<Option<JsonDoc>> {
+/// `text` parsed by the core with `parser` (without the GIL for a long
+/// text), or `None` when it is to go through `json.loads` (see the
+/// module's notes).
+pub fn parse_text<'p>(
+    py: Python<'_>,
+    text: &Bound<'_, PyAny>,
+    parser: &'p mut JsonParser,
+) -> PyResult<Option<&'p JsonDoc>> {
     let digits = max_int_digits(py)?;
     let bytes: &[u8] = if let Ok(b) = text.cast::<PyBytes>() {
         b.as_bytes()
@@ -63,17 +68,20 @@ pub fn parse_text(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<Option<Js
         // A bytearray or memoryview is read by `json.loads` (or refused there).
         return Ok(None);
     };
-    if bytes.len() < DETACH_MIN_BYTES {
-        return Ok(parse(bytes, digits).ok());
-    }
-    Ok(py.detach(|| parse(bytes, digits)).ok())
+    let parsed = if bytes.len() < DETACH_MIN_BYTES {
+        parser.parse(bytes, digits)
+    } else {
+        py.detach(|| parser.parse(bytes, digits))
+    };
+    Ok(parsed.ok())
 }
 
 /// A region of JSON text: `compact(json.loads(text))`, made without Python
 /// objects where the core reads the text.
 #[pyfunction]
 pub fn compact_json(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<Py<Region>> {
-    let Some(doc) = parse_text(py, text)? else {
+    let mut parser = JsonParser::default();
+    let Some(doc) = parse_text(py, text, &mut parser)? else {
         return crate::compact(py, &loads(py, text)?, false);
     };
     let write = || {

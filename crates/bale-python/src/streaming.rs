@@ -25,7 +25,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rustc_hash::FxHashMap;
 
-use bale_core::json_doc::JsonDoc;
+use bale_core::json_doc::{JsonDoc, JsonParser};
 use bale_core::json_source::JsonSource;
 use bale_core::streamed::Sink;
 
@@ -71,6 +71,8 @@ pub struct Writer {
     state: Option<Open>,
     key_index: Py<PyDict>,
     done: bool,
+    /// Parses the text `append_json` and `set_json` are given.
+    json: JsonParser,
 }
 
 impl Writer {
@@ -378,6 +380,7 @@ impl Writer {
             }),
             key_index: PyDict::new(py).unbind(),
             done: false,
+            json: JsonParser::default(),
         })
     }
 
@@ -392,10 +395,15 @@ impl Writer {
     /// the text (else through `json.loads`, which raises its own errors).
     fn append_json(&mut self, py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<()> {
         self.root(Root::List)?;
-        match json_input::parse_text(py, text)? {
-            Some(doc) => self.append_item(py, Item::Json(&doc)),
-            None => self.append_item(py, Item::Value(&json_input::loads(py, text)?)),
-        }
+        // The parser's buffers serve every item (taken out while in use).
+        let mut parser = std::mem::take(&mut self.json);
+        let result = match json_input::parse_text(py, text, &mut parser) {
+            Ok(Some(doc)) => self.append_item(py, Item::Json(doc)),
+            Ok(None) => json_input::loads(py, text).and_then(|v| self.append_item(py, Item::Value(&v))),
+            Err(e) => Err(e),
+        };
+        self.json = parser;
+        result
     }
 
     /// Adds `key: value` to a dict root (each key once).
@@ -407,10 +415,14 @@ impl Writer {
     /// `w[key] = json.loads(text)`, as `append_json` is to `append`.
     fn set_json(&mut self, py: Python<'_>, key: &Bound<'_, PyAny>, text: &Bound<'_, PyAny>) -> PyResult<()> {
         self.root(Root::Dict)?;
-        match json_input::parse_text(py, text)? {
-            Some(doc) => self.set_item(py, key, Item::Json(&doc)),
-            None => self.set_item(py, key, Item::Value(&json_input::loads(py, text)?)),
-        }
+        let mut parser = std::mem::take(&mut self.json);
+        let result = match json_input::parse_text(py, text, &mut parser) {
+            Ok(Some(doc)) => self.set_item(py, key, Item::Json(doc)),
+            Ok(None) => json_input::loads(py, text).and_then(|v| self.set_item(py, key, Item::Value(&v))),
+            Err(e) => Err(e),
+        };
+        self.json = parser;
+        result
     }
 
     /// Items written so far.
