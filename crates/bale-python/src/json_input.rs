@@ -85,7 +85,7 @@ pub fn compact_json(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<Py<Regi
         return crate::compact(py, &loads(py, text)?, false);
     };
     let write = || {
-        let mut source = JsonSource::new(&doc, Builder::with_capacity(1 << 16));
+        let mut source = JsonSource::new(doc, Builder::with_capacity(1 << 16));
         let root = source.run();
         // The checksum is written when the bytes are first read as bytes
         // (Note [The checksum written late] in storage.rs), as `compact`'s.
