@@ -385,14 +385,7 @@ impl JsonParser {
     }
 
     fn clear(&mut self, max_int_digits: usize) {
-        let d = &mut self.doc;
-        d.items.clear();
-        d.nodes.clear();
-        d.entries.clear();
-        d.keys.clear();
-        d.units.clear();
-        d.big_ints.clear();
-        d.root = 0;
+        self.doc.clear();
         self.key_ids.clear();
         self.collided.clear();
         self.key_text.clear();
@@ -474,6 +467,17 @@ impl JsonParser {
 }
 
 impl JsonDoc {
+    /// Empties the tree, keeping its buffers.
+    fn clear(&mut self) {
+        self.nodes.clear();
+        self.items.clear();
+        self.entries.clear();
+        self.keys.clear();
+        self.units.clear();
+        self.big_ints.clear();
+        self.root = 0;
+    }
+
     #[inline]
     pub fn node(&self, i: u32) -> JsonNode {
         self.nodes[i as usize]
