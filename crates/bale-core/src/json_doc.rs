@@ -130,7 +130,7 @@ enum Step {
     Opened(Peek),
 }
 
-/// The widest code point in `s`, read from its UTF-8 lead bytes.
+/// The widest code point in `s` (0 for ASCII text, told at once).
 #[inline]
 fn max_char(s: &str) -> u32 {
     if s.is_ascii() {

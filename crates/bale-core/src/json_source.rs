@@ -67,7 +67,9 @@ pub struct JsonSource<'d> {
     shapes: HashMap<Box<[u32]>, u64, FxBuildHasher>,
     /// Shapes by `key_signature`, kept across items by a streaming writer.
     pub shapes_by_content: Option<HashMap<Box<[u8]>, u64, FxBuildHasher>>,
+    /// The key ids of the object whose shape is being found (kept for its capacity).
     ids: Vec<u32>,
+    /// The numbers of a number list being written (kept for its capacity).
     words: Vec<u64>,
 }
 
@@ -118,19 +120,9 @@ impl Run {
                     _ => *self = Run::Mixed,
                 }
             }
-            JsonNode::Int(_) => {
-                if !matches!(self, Run::Empty | Run::Ints) {
-                    *self = Run::Mixed;
-                } else {
-                    *self = Run::Ints;
-                }
-            }
+            JsonNode::Int(_) => *self = if matches!(self, Run::Empty | Run::Ints) { Run::Ints } else { Run::Mixed },
             JsonNode::Float(_) => {
-                if !matches!(self, Run::Empty | Run::Floats) {
-                    *self = Run::Mixed;
-                } else {
-                    *self = Run::Floats;
-                }
+                *self = if matches!(self, Run::Empty | Run::Floats) { Run::Floats } else { Run::Mixed }
             }
             JsonNode::BigInt { .. } | JsonNode::Null | JsonNode::Bool(_) => *self = Run::Mixed,
             JsonNode::Array { .. } | JsonNode::Object { .. } => return false,
