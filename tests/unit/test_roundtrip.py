@@ -129,6 +129,25 @@ def test_a_copy_writes_the_compactors_bytes_again(x):
     assert bytes(region.compacted())[64:] == bytes(region)[64:]
 
 
+def test_a_copy_writes_a_string_met_again_once_even_when_another_took_its_cache_entry():
+    # Found by the property test above: "abcdefgh" (one object, referenced
+    # twice) and "00\x80" fall on one entry of the copy's direct-mapped cache
+    # of strings, so the copy wrote "abcdefgh" a second time. A source this
+    # small now remembers every string it copied.
+    s = "".join(["abcd", "efgh"])
+    big = 10**100
+    x = [[{"a": 0, "d": 0.0, "b": 0, "c": []}], [
+        {"a": 0, "b": 0, "c": [0, 0], "d": 0.0}, {"d": 0.0, "b": 0, "c": [0, 0, s], "a": 0},
+        {"a": 2**63, "b": "\x83", "c": [], "d": 0.0}, {"a": 0, "d": 0.0, "c": [0], "b": "0" * 17},
+        {"b": "0" * 16 + "\u0100", "c": [0], "a": 0, "d": 0.0}, {"b": 0, "a": 0, "c": [0, 0], "d": 0.0},
+        {"a": 0, "c": [0, 0, "0" * 10 + "\U00010000"], "b": 0, "d": 0.0}, {"a": 0, "b": "\x82", "c": [0, 0, big], "d": 0.0},
+        {"a": 0, "b": "\x81", "d": 0.0, "c": [0, 0, "0" * 6 + "\U00010000"]}, {"a": 2**60, "b": "0" * 9, "c": [0, 0, 0], "d": 0.0},
+        {"a": big, "b": "\x80", "c": [2**60, 2**60, "0" * 4 + "\U00010000"], "d": 0.0},
+        {"c": [""], "b": "00\x80", "a": 0, "d": 0.0}, {"a": 0, "b": s, "c": [], "d": 0.0}]]
+    region = bale.compact(x)
+    assert bytes(region.compacted())[64:] == bytes(region)[64:]
+
+
 @SETTINGS
 @given(values)
 def test_a_copy_of_a_shared_region_writes_its_bytes_again(x):

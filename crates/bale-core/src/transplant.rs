@@ -3,8 +3,11 @@
 //! makes, and the one `append` and `compact` make of views of other
 //! regions).
 //!
-//! Strings and shapes are copied once per source object, whatever the
-//! number of references to them. Containers are copied once when the source
+//! Shapes are copied once per source object, whatever the number of
+//! references to them, and so are strings, bytes and big ints of a source
+//! of up to `EXACT_LEAVES_MAX_BYTES` (a larger source's are remembered in a
+//! direct-mapped cache: one met again after being evicted is copied again,
+//! which costs space, never correctness). Containers are copied once when the source
 //! shares them (SHARED flag) or the caller asks for sharing; otherwise each
 //! reference is a fresh copy, within a budget of one slot per source word
 //! (so crafted sharing cannot make the copy exponential). Cycles of a
@@ -23,6 +26,11 @@ use crate::writer::Builder;
 
 /// Entries of the cache of copied strings (a power of two).
 const LEAF_CACHE: usize = 1 << 16;
+
+/// Sources up to this size remember every string, bytes and big int they
+/// copied (an exact map), so their copy writes each once, as the compactor
+/// does; larger ones use the direct-mapped cache (`Copied::leaves`).
+const EXACT_LEAVES_MAX_BYTES: usize = 4 << 20;
 
 /// Where a container being copied is among its children, and how it is
 /// written: a few words, no owned data (`Note [What a cursor may hold]`
@@ -78,6 +86,9 @@ struct Copied {
     /// cache miss per string). A string evicted before it recurs is copied
     /// again, which costs space, never correctness.
     leaves: Vec<(u64, u64)>,
+    /// For a source of up to `EXACT_LEAVES_MAX_BYTES`: every leaf copied,
+    /// exactly (then `leaves` is unused).
+    exact: Option<HashMap<u64, u64>>,
 }
 
 /// One copy: the stored values of `src` as a `Source` writing into `dst`.
@@ -97,7 +108,11 @@ impl Transplant {
     pub fn new(src: &Reader<'_>, share: bool, source_shared: bool) -> Transplant {
         Transplant {
             walk: Walk::new(share || source_shared || src.cyclic()),
-            copied: Copied { shapes: HashMap::default(), leaves: Vec::new() },
+            copied: Copied {
+                shapes: HashMap::default(),
+                leaves: Vec::new(),
+                exact: (src.buf().len() <= EXACT_LEAVES_MAX_BYTES).then(HashMap::default),
+            },
         }
     }
 
@@ -359,6 +374,10 @@ impl<'a> StoredValues<'_, 'a> {
 
     #[inline]
     fn recall_leaf(&self, slot: u64) -> Option<u64> {
+        if let Some(exact) = &self.copied.exact {
+            // Slot 0 is refused by `decode`, never remembered.
+            return exact.get(&slot).copied();
+        }
         match self.copied.leaves.get(Self::leaf_index(slot)) {
             // Slot 0 marks an empty entry; in damaged bytes it is refused by `decode`.
             Some(&(s, out)) if s == slot && slot != 0 => Some(out),
@@ -367,6 +386,10 @@ impl<'a> StoredValues<'_, 'a> {
     }
 
     fn remember_leaf(&mut self, slot: u64, out: u64) {
+        if let Some(exact) = &mut self.copied.exact {
+            exact.insert(slot, out);
+            return;
+        }
         if self.copied.leaves.is_empty() {
             // Slot 0 never names an object (offsets start at 64): it marks empty entries.
             self.copied.leaves = vec![(0, 0); LEAF_CACHE];
