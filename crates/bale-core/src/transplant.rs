@@ -30,7 +30,7 @@ const LEAF_CACHE: usize = 1 << 16;
 /// Sources up to this size remember every string, bytes and big int they
 /// copied (an exact map), so their copy writes each once, as the compactor
 /// does; larger ones use the direct-mapped cache (`Copied::leaves`).
-const EXACT_LEAVES_MAX_BYTES: usize = 4 << 20;
+const EXACT_LEAVES_MAX_BYTES: usize = 256 << 10;
 
 /// Where a container being copied is among its children, and how it is
 /// written: a few words, no owned data (`Note [What a cursor may hold]`
