@@ -236,7 +236,7 @@ class FrozenSetView(Set[Any]):
 def compact(obj: object, *, share: bool = False) -> Region:
     """A deep, immutable copy of ``obj`` in a fresh region."""
 
-def compact_json(text: str | bytes) -> Region:
+def compact_json(text: str | bytes | bytearray) -> Region:
     """The region ``compact(json.loads(text))`` gives, byte for byte, made
     without Python objects where bale's JSON parser reads the text; other
     texts go through ``json.loads``, which reads them or raises its error."""
@@ -325,11 +325,11 @@ class Writer:
     def __new__(cls, path: str | os.PathLike[str]) -> Writer: ...
     def append(self, value: object) -> None:
         """Add the next item of a list root."""
-    def append_json(self, text: str | bytes) -> None:
+    def append_json(self, text: str | bytes | bytearray) -> None:
         """``append(json.loads(text))``, byte for byte, without Python objects."""
     def __setitem__(self, key: object, value: object, /) -> None:
         """Add ``key: value`` to a dict root (each key once)."""
-    def set_json(self, key: object, text: str | bytes) -> None:
+    def set_json(self, key: object, text: str | bytes | bytearray) -> None:
         """``w[key] = json.loads(text)``, byte for byte, without Python objects."""
     def __len__(self) -> int: ...
     @property
