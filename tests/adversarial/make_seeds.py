@@ -10,7 +10,7 @@ Each seed is one whole region, small (a few KB at most) so that libFuzzer's
 input length limit stays low and every run is fast. The regions cover each
 kind of stored value: shared and cyclic regions, grown ones (appends), the
 columnar list forms, number lists, big ints, typed scalars, records, sets
-and dicts small (linear search) and large (hash index). File names are the
+and dicts small (linear search), large (hash index) and of key ids. File names are the
 content's SHA-1, as libFuzzer names corpus entries.
 """
 
@@ -106,6 +106,8 @@ def regions():
         }
     )
     add([SeedRecord(i, [i, str(i)]) for i in range(4)] + [SeedPoint(1.5, "p"), SeedColor.RED, SeedColor.BLUE])
+    # Past 32 key sequences, dicts of key ids (ID_DICT) over a growing key table.
+    add([{f"k{i}": i} for i in range(32)] + [{f"k{(i * 7) % 40}": i, "\xe9": None, f"k{i % 3}": [i]} for i in range(12)])
     try:
         import numpy as np
 

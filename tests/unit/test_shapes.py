@@ -1,6 +1,7 @@
 """Dict shapes: one SHAPE per distinct key sequence a compaction meets
-(the shape cache, keyed by the key objects), and dict items read in their
-order whichever way they are read (the entry table, or `PyDict_Next`)."""
+(the shape cache, keyed by the key objects; up to 32 sequences, then ID
+dicts, see test_id_dicts.py), and dict items read in their order whichever
+way they are read (the entry table, or `PyDict_Next`)."""
 
 import collections
 import random
@@ -14,17 +15,26 @@ def shapes_of(region):
 
 
 def test_each_distinct_key_sequence_is_one_shape_even_when_met_again_later():
+    # Up to 32 key sequences get a SHAPE each (past that, dicts with a new
+    # sequence name their keys by ids: test_id_dicts.py).
     rng = random.Random(5)
     keys = [f"field_{k}" for k in range(30)]
-    dicts = [{k: i for k in rng.sample(keys, rng.randrange(3, 9))} for i in range(5000)]
+    sequences = []
+    while len(sequences) < 26:
+        seq = tuple(rng.sample(keys, rng.randrange(3, 9)))
+        if seq not in sequences:
+            sequences.append(seq)
+    dicts = [{k: i for k in sequences[i % 26]} for i in range(5000)]
     # The first ones again, far from where they were first met, and the
     # same keys in another order (a sequence of its own).
     again = [dict(d) for d in dicts[:200]]
-    reordered = [dict(reversed(list(d.items()))) for d in dicts[:50]]
+    reordered = [dict(reversed(list(d.items()))) for d in dicts[:6]]
     data = dicts + again + reordered
     region = bale.compact(data)
     expected = {tuple(d) for d in data}
+    assert len(expected) == 32
     assert shapes_of(region) == len(expected)
+    assert "dicts (key ids)" not in _bale.region_stats(region)["kinds"]
     assert bale.thaw(region.root) == data
     assert [list(d) for d in bale.thaw(region.root)] == [list(d) for d in data]
 

@@ -150,9 +150,15 @@ impl<'a> Reader<'a> {
     pub fn column_item(&self, c: Column, i: usize) -> Result<Value<'a>> {
         let j = c.first + i;
         match c.kind {
-            ColumnKind::Rows { shape, cols } => {
-                Ok(Value::Dict(Dict { start: c.start, shape, values: cols, len: shape.len, row: Some(j), class: 0 }))
-            }
+            ColumnKind::Rows { shape, cols } => Ok(Value::Dict(Dict {
+                start: c.start,
+                shape,
+                ids: 0,
+                values: cols,
+                len: shape.len,
+                row: Some(j),
+                class: 0,
+            })),
             ColumnKind::Strs { width, offs, units, total } => {
                 let (a, b) = (self.u32_at(offs + 4 * j), self.u32_at(offs + 4 * j + 4));
                 if a > b || b > total {

@@ -43,6 +43,9 @@ pub enum Container {
     /// A dict of the `dict_class` word `class` whose keys are the shape at
     /// `shape`; the children are its values.
     Dict { class: u64, shape: u64 },
+    /// An ID_DICT whose keys are `ids` of the key table at `table` (see
+    /// `id_dict`); the children are its values.
+    IdDict { table: u64, ids: crate::id_dict::Ids },
     /// A RECORD of the type at `ty`; the children are its field values.
     Record { ty: u64 },
     /// A TABLE of `rows` rows with the keys of the shape at `shape`; the
@@ -59,6 +62,7 @@ impl Container {
         match self {
             Container::Seq { tuple } => dst.seq(tuple, children),
             Container::Dict { class, shape } => dst.dict_of_class(class, shape, children),
+            Container::IdDict { table, ids } => dst.id_dict(table, &ids, children),
             Container::Record { ty } => dst.record(ty, children),
             Container::Table { rows, shape } => dst.table_object(rows, shape, children),
             Container::ListColumn { offsets } => dst.list_column(children[0], &offsets),

@@ -279,7 +279,7 @@ fn eq_at(
                     for i in 0..x.len {
                         let k = ra.dict_key(*x, i)?;
                         let h = || hash_value(ra, k, depth + 1);
-                        match rb.find_with(y.shape, h, |c| key_eq(eq_at(ra, k, rb, c, depth + 1, steps)))? {
+                        match rb.dict_find_with(*y, h, |c| key_eq(eq_at(ra, k, rb, c, depth + 1, steps)))? {
                             Some(j) if ordered && j != i => {
                                 all = false;
                                 break;

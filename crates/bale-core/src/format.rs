@@ -101,6 +101,8 @@ pub const KIND_FRACTION: u8 = 0x20;
 pub const KIND_PATH: u8 = 0x21;
 /// A dict of a `collections` class (see `dict_class`).
 pub const KIND_DICT_CLASS: u8 = 0x22;
+/// A dict whose keys are one-byte ids into a shared SHAPE (see `id_dict`).
+pub const KIND_ID_DICT: u8 = 0x23;
 
 /// Flavors of a record type: how a reader rebuilds its instances.
 pub const FLAVOR_DATACLASS: u64 = 1;

@@ -22,6 +22,7 @@ use rustc_hash::FxBuildHasher;
 use crate::dict_class;
 use crate::encoder::{Container, Source, Walk, NO_IDENTITY};
 use crate::format::{make_int_slot, make_sstr_slot, Width, SLOT_EMPTY_LIST, SLOT_FALSE, SLOT_NONE, SLOT_TRUE};
+use crate::id_dict::{Ids, KeyTable, ID_DICT_MARK};
 use crate::json_doc::{JsonDoc, JsonNode, StrAt};
 use crate::layout::{
     inline_str, key_signature, str_column_fits, str_column_is_smaller, str_slot_bytes, SHAPE_CACHE_MAX_KEYS,
@@ -69,6 +70,10 @@ pub struct JsonSource<'d> {
     pub shapes_by_content: Option<HashMap<Box<[u8]>, u64, FxBuildHasher>>,
     /// The key ids of the object whose shape is being found (kept for its capacity).
     ids: Vec<u32>,
+    /// Which objects become ID_DICTs, and their key table.
+    key_table: KeyTable,
+    /// The ids of the open ID_DICTs, innermost last.
+    open_ids: Vec<Ids>,
     /// The numbers of a number list being written (kept for its capacity).
     words: Vec<u64>,
 }
@@ -149,6 +154,8 @@ impl<'d> JsonSource<'d> {
             shapes: HashMap::default(),
             shapes_by_content: None,
             ids: Vec::new(),
+            key_table: KeyTable::default(),
+            open_ids: Vec::new(),
             words: Vec::new(),
         }
     }
@@ -175,28 +182,13 @@ impl<'d> JsonSource<'d> {
     }
 
     fn latin1_slot(&mut self, c: u8) -> u64 {
-        let at = (c - 0x80) as usize;
-        if self.latin1_slots[at] == 0 {
-            self.latin1_slots[at] = self.builder.str_units(Width::Latin1, &[c]);
-        }
-        self.latin1_slots[at]
+        latin1_slot_in(&mut self.builder, &mut self.latin1_slots, c)
     }
 
     /// The slot of key `id`, written once.
     fn key_slot(&mut self, id: u32) -> u64 {
         let s = self.doc.keys[id as usize].str;
-        let units = self.doc.str_units(s);
-        if inline_str(s.width, s.len) {
-            return make_sstr_slot(units);
-        }
-        if is_latin1_char(s) {
-            return self.latin1_slot(units[0]);
-        }
-        let at = id as usize;
-        if self.key_slots[at] == 0 {
-            self.key_slots[at] = self.builder.str_units(s.width, units);
-        }
-        self.key_slots[at]
+        key_slot_in(&mut self.builder, &mut self.key_slots, &mut self.latin1_slots, self.doc, s, id)
     }
 
     /// A leaf's slot; `None` for an array or object.
@@ -216,12 +208,21 @@ impl<'d> JsonSource<'d> {
 
     /// The SHAPE of the keys of `entries`: found again, or written.
     fn shape(&mut self, entries: &[(u32, u32)]) -> u64 {
+        match self.find_shape(entries) {
+            Ok(s) => s,
+            Err(signature) => self.write_shape(entries.len(), signature),
+        }
+    }
+
+    /// The SHAPE written for this key sequence before, else the key
+    /// signature to write it under (`self.ids` holds the key ids).
+    fn find_shape(&mut self, entries: &[(u32, u32)]) -> Result<u64, Option<Box<[u8]>>> {
         let n = entries.len();
         self.ids.clear();
         self.ids.extend(entries.iter().map(|&(k, _)| k));
         if n <= SHAPE_CACHE_MAX_KEYS {
             if let Some(&s) = self.shapes.get(&self.ids[..]) {
-                return s;
+                return Ok(s);
             }
         }
         let doc = self.doc;
@@ -232,25 +233,63 @@ impl<'d> JsonSource<'d> {
             }))),
             _ => None,
         };
-        let found = signature.as_ref().and_then(|sig| self.shapes_by_content.as_ref()?.get(sig).copied());
-        let shape = match found {
-            Some(s) => s,
-            None => {
-                let ids = std::mem::take(&mut self.ids);
-                let slots: Vec<u64> = ids.iter().map(|&k| self.key_slot(k)).collect();
-                let hashes: Vec<u64> = ids.iter().map(|&k| doc.keys[k as usize].hash).collect();
-                self.ids = ids;
-                let s = self.builder.shape(&slots, &hashes);
-                if let (Some(map), Some(sig)) = (&mut self.shapes_by_content, signature) {
-                    map.insert(sig, s);
-                }
-                s
+        match signature.as_ref().and_then(|sig| self.shapes_by_content.as_ref()?.get(sig).copied()) {
+            Some(s) => {
+                self.remember_shape(n, s);
+                Ok(s)
             }
-        };
-        if n <= SHAPE_CACHE_MAX_KEYS {
-            self.shapes.insert(self.ids.clone().into_boxed_slice(), shape);
+            None => Err(signature),
         }
-        shape
+    }
+
+    /// Writes the SHAPE of the key ids in `self.ids` (found by `find_shape`).
+    fn write_shape(&mut self, n: usize, signature: Option<Box<[u8]>>) -> u64 {
+        let doc = self.doc;
+        let ids = std::mem::take(&mut self.ids);
+        let slots: Vec<u64> = ids.iter().map(|&k| self.key_slot(k)).collect();
+        let hashes: Vec<u64> = ids.iter().map(|&k| doc.keys[k as usize].hash).collect();
+        self.ids = ids;
+        let s = self.builder.shape(&slots, &hashes);
+        self.key_table.shape_written();
+        if let (Some(map), Some(sig)) = (&mut self.shapes_by_content, signature) {
+            map.insert(sig, s);
+        }
+        self.remember_shape(n, s);
+        s
+    }
+
+    fn remember_shape(&mut self, n: usize, s: u64) {
+        if n <= SHAPE_CACHE_MAX_KEYS {
+            self.shapes.insert(self.ids.clone().into_boxed_slice(), s);
+        }
+    }
+
+    /// How an object's keys are written (see `id_dict::KeyTable`): its
+    /// SHAPE, or (marked by `ID_DICT_MARK`) the key table of an ID_DICT
+    /// whose ids are pushed on `open_ids`.
+    fn dict_keys(&mut self, entries: &[(u32, u32)]) -> u64 {
+        let signature = match self.find_shape(entries) {
+            Ok(s) => return s,
+            Err(signature) => signature,
+        };
+        if self.key_table.wants(entries.len()) {
+            let doc = self.doc;
+            let keys = entries.iter().map(|&(k, _)| {
+                let s = doc.keys[k as usize].str;
+                (s.width, doc.str_units(s))
+            });
+            let (builder, key_slots, latin1_slots) = (&mut self.builder, &mut self.key_slots, &mut self.latin1_slots);
+            let found = self.key_table.ids_of::<Infallible>(keys, |i| {
+                let k = entries[i].0;
+                let key = &doc.keys[k as usize];
+                Ok((key_slot_in(builder, key_slots, latin1_slots, doc, key.str, k), key.hash))
+            });
+            if let Ok(Some(ids)) = found {
+                self.open_ids.push(ids);
+                return self.key_table.table(&mut self.builder) | ID_DICT_MARK;
+            }
+        }
+        self.write_shape(entries.len(), signature)
     }
 
     /// All ints of 64 bits, or all floats, as raw numbers; `None` (nothing
@@ -489,7 +528,7 @@ impl Source for JsonSource<'_> {
                 Ok(None)
             }
             JsonNode::Object { start, len } => {
-                let shape = self.shape(doc.object_entries(start, len));
+                let shape = self.dict_keys(doc.object_entries(start, len));
                 self.walk.open(Cursor::Dict { start, len, pos: 0, shape }, NO_IDENTITY);
                 Ok(None)
             }
@@ -516,9 +555,56 @@ impl Source for JsonSource<'_> {
     fn container(&self, cursor: &Cursor) -> Result<Container, Infallible> {
         Ok(match *cursor {
             Cursor::Seq { .. } => Container::Seq { tuple: false },
+            Cursor::Dict { shape, .. } if shape & ID_DICT_MARK != 0 => {
+                // The innermost open ID_DICT's ids are the last pushed.
+                Container::IdDict {
+                    table: shape & !ID_DICT_MARK,
+                    ids: *self.open_ids.last().expect("pushed when opened"),
+                }
+            }
             Cursor::Dict { shape, .. } => Container::Dict { class: dict_class::PLAIN, shape },
         })
     }
+
+    fn closed(&mut self, cursor: Cursor, _slot: u64, _kept: bool) {
+        if let Cursor::Dict { shape, .. } = cursor {
+            if shape & ID_DICT_MARK != 0 {
+                self.open_ids.pop();
+            }
+        }
+    }
+}
+
+/// The slot of key `id` (whose string is `s`), written once into `builder`.
+fn key_slot_in(
+    builder: &mut Builder,
+    key_slots: &mut [u64],
+    latin1_slots: &mut [u64; 128],
+    doc: &JsonDoc,
+    s: StrAt,
+    id: u32,
+) -> u64 {
+    let units = doc.str_units(s);
+    if inline_str(s.width, s.len) {
+        return make_sstr_slot(units);
+    }
+    if is_latin1_char(s) {
+        return latin1_slot_in(builder, latin1_slots, units[0]);
+    }
+    let at = id as usize;
+    if key_slots[at] == 0 {
+        key_slots[at] = builder.str_units(s.width, units);
+    }
+    key_slots[at]
+}
+
+/// The slot of the one-character string `c` (U+0080..U+00FF), written once.
+fn latin1_slot_in(builder: &mut Builder, latin1_slots: &mut [u64; 128], c: u8) -> u64 {
+    let at = (c - 0x80) as usize;
+    if latin1_slots[at] == 0 {
+        latin1_slots[at] = builder.str_units(Width::Latin1, &[c]);
+    }
+    latin1_slots[at]
 }
 
 /// Writes JSON text as a fresh region's bytes (header and checksum

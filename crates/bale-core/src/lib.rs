@@ -28,6 +28,7 @@ pub mod error;
 pub mod format;
 pub mod fraction;
 pub mod hash;
+pub mod id_dict;
 pub mod index_table;
 pub mod json;
 pub mod json_doc;
@@ -62,7 +63,7 @@ pub fn lookup_str<'a>(r: &Reader<'a>, d: Dict, key: &str) -> Result<Option<Value
     let probe_reader = Reader::new(scratch.bytes());
     let probe = probe_reader.decode(slot, scratch.len())?;
     let h = hash::hash_value(&probe_reader, probe, 0)?;
-    match r.find(d.shape, h, |k| values_eq(&probe_reader, probe, r, k))? {
+    match r.dict_find_with(d, || Ok(h), |k| values_eq(&probe_reader, probe, r, k))? {
         Some(i) => Ok(Some(r.dict_value(d, i)?)),
         None => Ok(None),
     }

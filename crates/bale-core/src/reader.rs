@@ -8,6 +8,7 @@
 use crate::columns::Column;
 use crate::error::{FormatError, Result};
 use crate::format::*;
+use crate::id_dict;
 use crate::typed::{self, Ext};
 
 /// A decoded slot. Containers are cheap handles into the buffer.
@@ -174,11 +175,16 @@ impl Table {
 /// A dict at `start`: keys in the shape `shape`, value slots at `values`.
 /// A row of a TABLE at `start` has `row` set: its values are item `row`
 /// of the columns whose slots are at `values` (read them with
-/// `Reader::dict_value`).
+/// `Reader::dict_value`). An ID_DICT has `ids` set: the position of its
+/// `len` key ids, each the index of its key in `shape`, its key table
+/// (see `id_dict`). Read keys with `Reader::dict_key` and find them with
+/// `Reader::dict_find_with`, which know both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dict {
     pub start: usize,
     pub shape: Table,
+    /// Where its key ids are (an ID_DICT), or 0: key i is key i of `shape`.
+    pub ids: usize,
     pub values: usize,
     pub len: usize,
     pub row: Option<usize>,
@@ -647,7 +653,16 @@ impl<'a> Reader<'a> {
                 let shape = self.shape_at((len as usize) << 3, off)?;
                 let n = shape.len;
                 self.extent(off, 8 + 8 * n, limit, "dict object")?;
-                Ok(Value::Dict(Dict { start: off, shape, values: body, len: n, row: None, class: 0 }))
+                Ok(Value::Dict(Dict { start: off, shape, ids: 0, values: body, len: n, row: None, class: 0 }))
+            }
+            KIND_ID_DICT => {
+                let shape = self.shape_at((len as usize) << 3, off)?;
+                self.extent(off, 16, limit, "dict object")?;
+                let n = self.buf[body] as usize;
+                let at = body + id_dict::ids_bytes(n);
+                self.extent(off, at - off + 8 * n, limit, "dict object")?;
+                id_dict::check_ids_in_table(&self.buf[body + 1..body + 1 + n], shape.len).map_err(|m| bad(off, m))?;
+                Ok(Value::Dict(Dict { start: off, shape, ids: body + 1, values: at, len: n, row: None, class: 0 }))
             }
             KIND_DICT_CLASS => {
                 let shape = self.shape_at((len as usize) << 3, off)?;
@@ -655,7 +670,7 @@ impl<'a> Reader<'a> {
                 self.extent(off, 16 + 8 * n, limit, "dict object")?;
                 let class = self.word(body)?;
                 crate::dict_class::check_word(class).map_err(|m| bad(off, m))?;
-                Ok(Value::Dict(Dict { start: off, shape, values: body + 8, len: n, row: None, class }))
+                Ok(Value::Dict(Dict { start: off, shape, ids: 0, values: body + 8, len: n, row: None, class }))
             }
             KIND_TABLE => self.decode_table(off, n, limit),
             KIND_STR_COLUMN => self.decode_str_column(off, n, limit),
@@ -818,9 +833,44 @@ impl<'a> Reader<'a> {
         let slot = self.word(t.pos + 8 * i)?;
         self.decode(slot, t.start)
     }
+    /// The index in `d.shape` of key `i` of `d` (`i` < `d.len`).
+    #[inline(always)]
+    pub fn dict_key_index(&self, d: Dict, i: usize) -> usize {
+        if d.ids == 0 {
+            i
+        } else {
+            // In bounds and within the table: checked when `d` was decoded.
+            self.buf[d.ids + i] as usize
+        }
+    }
+    /// The slot of key `i` of `d`.
+    #[inline]
+    pub fn dict_key_slot(&self, d: Dict, i: usize) -> Result<u64> {
+        self.word(d.shape.pos + 8 * self.dict_key_index(d, i))
+    }
     #[inline]
     pub fn dict_key(&self, d: Dict, i: usize) -> Result<Value<'a>> {
-        self.table_item(d.shape, i)
+        self.table_item(d.shape, self.dict_key_index(d, i))
+    }
+    /// The place in `d` of the key found at index `found` of its shape
+    /// (`None`: the shape's key is not one of `d`'s, or none was found).
+    #[inline]
+    pub fn dict_place(&self, d: Dict, found: Option<usize>) -> Option<usize> {
+        let j = found?;
+        if d.ids == 0 {
+            return Some(j);
+        }
+        self.buf[d.ids..d.ids + d.len].iter().position(|&id| id as usize == j)
+    }
+    /// Finds the key of `d` for which `eq` holds (see `find_with`): its place in `d`.
+    #[inline]
+    pub fn dict_find_with(
+        &self,
+        d: Dict,
+        hash: impl FnOnce() -> Result<u64>,
+        eq: impl FnMut(Value<'a>) -> Result<bool>,
+    ) -> Result<Option<usize>> {
+        Ok(self.dict_place(d, self.find_with(d.shape, hash, eq)?))
     }
     #[inline]
     pub fn dict_value(&self, d: Dict, i: usize) -> Result<Value<'a>> {

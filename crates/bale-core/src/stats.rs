@@ -114,7 +114,8 @@ const K_TABLE: usize = 18;
 const K_STR_COLUMN: usize = 19;
 const K_LIST_COLUMN: usize = 20;
 const K_DICT: usize = 21;
-const NAMES: [&str; 22] = [
+const K_ID_DICT: usize = 22;
+const NAMES: [&str; 23] = [
     "lists (floats, raw)",
     "lists (ints, raw)",
     "numpy arrays",
@@ -137,6 +138,7 @@ const NAMES: [&str; 22] = [
     "string columns",
     "list columns",
     "dicts",
+    "dicts (key ids)",
 ];
 
 /// Walks everything reachable from `root`, each stored object once.
@@ -229,7 +231,7 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
             Value::Dict(d) => {
                 use_shape(&mut st, &mut stack, d.shape, 1);
                 push_run(&mut stack, d.values, d.len, d.start);
-                (K_DICT, (d.values - d.start) as u64 + 8 * d.len as u64)
+                (if d.ids != 0 { K_ID_DICT } else { K_DICT }, (d.values - d.start) as u64 + 8 * d.len as u64)
             }
         };
         let e = &mut tally[kind];
@@ -385,7 +387,10 @@ mod tests {
                     for i in (0..d.len).rev() {
                         stack.push((r.word(d.values + 8 * i)?, d.start));
                     }
-                    ("dicts", (d.values - d.start) as u64 + 8 * d.len as u64)
+                    (
+                        if d.ids != 0 { "dicts (key ids)" } else { "dicts" },
+                        (d.values - d.start) as u64 + 8 * d.len as u64,
+                    )
                 }
             };
             let e = st.kinds.entry(kind).or_default();

@@ -21,6 +21,7 @@ use crate::encoder::{encode, Container, Source, Walk, NO_IDENTITY};
 use crate::error::{FormatError, Result};
 use crate::format::*;
 use crate::hash::{hash_value, spend, MAX_KEY_DEPTH};
+use crate::id_dict::{check_ids_distinct, Ids, ID_DICT_MAX_KEYS};
 use crate::reader::{Dict, Reader, RecType, Seq, Table, Value};
 use crate::writer::Builder;
 
@@ -51,10 +52,26 @@ enum Cursor {
 /// What the slots of a `Cursor::Slots` are copied into (`Container`).
 #[derive(Clone, Copy)]
 enum Around {
-    Seq { tuple: bool },
-    Dict { class: u64, shape: u64 },
-    Record { ty: u64 },
-    Table { rows: usize, shape: u64 },
+    Seq {
+        tuple: bool,
+    },
+    Dict {
+        class: u64,
+        shape: u64,
+    },
+    /// An ID_DICT over the key table copied to `table`, its ids (the same
+    /// in the copy) read from the source at `ids` when it is written.
+    IdDict {
+        table: u64,
+        ids: usize,
+    },
+    Record {
+        ty: u64,
+    },
+    Table {
+        rows: usize,
+        shape: u64,
+    },
 }
 
 /// The next thing to copy: a slot (found in a container starting at the
@@ -227,6 +244,7 @@ impl<'a> Source for StoredValues<'_, 'a> {
             Cursor::Slots { around, .. } => match around {
                 Around::Seq { tuple } => Container::Seq { tuple },
                 Around::Dict { class, shape } => Container::Dict { class, shape },
+                Around::IdDict { table, ids } => Container::IdDict { table, ids: self.src_ids(ids)? },
                 Around::Record { ty } => Container::Record { ty },
                 Around::Table { rows, shape } => Container::Table { rows, shape },
             },
@@ -338,8 +356,19 @@ impl<'a> StoredValues<'_, 'a> {
                 Ok(None)
             }
             Value::Dict(dict) => {
-                let shape = self.shape(dict.shape)?;
-                let around = Around::Dict { class: dict.class, shape };
+                let around = if dict.ids == 0 {
+                    Around::Dict { class: dict.class, shape: self.shape(dict.shape)? }
+                } else {
+                    // Copied with the same ids, which must then be distinct.
+                    let ids = &self.src.buf()[dict.ids..dict.ids + dict.len];
+                    check_ids_distinct(ids, &[]).map_err(|m| FormatError::at(dict.start, m))?;
+                    if dict.len <= ID_DICT_MAX_KEYS {
+                        Around::IdDict { table: self.shape(dict.shape)?, ids: dict.ids }
+                    } else {
+                        // More ids than this writer puts in one: a SHAPE of its own.
+                        Around::Dict { class: dict.class, shape: self.keys_shape(dict)? }
+                    }
+                };
                 self.walk
                     .open(Cursor::Slots { start: dict.start, pos: dict.values, len: dict.len, next: 0, around }, slot);
                 Ok(None)
@@ -405,6 +434,30 @@ impl<'a> StoredValues<'_, 'a> {
         let (keys, hashes) = self.elements(t, 0)?;
         let out = self.dst.shape(&keys, &hashes);
         self.copied.shapes.insert(key, out);
+        Ok(out)
+    }
+
+    /// A new SHAPE of the keys of the ID_DICT `d` (whose ids are distinct).
+    fn keys_shape(&mut self, d: Dict) -> Result<u64> {
+        let src = self.src;
+        crate::verify::check_table(src, d.shape)?;
+        let (mut slots, mut hashes) = (Vec::with_capacity(d.len), Vec::with_capacity(d.len));
+        for i in 0..d.len {
+            let slot = src.dict_key_slot(d, i)?;
+            let v = src.decode(slot, d.shape.start)?;
+            hashes.push(hash_value(src, v, 0)?);
+            slots.push(self.key_at(slot, v, 1)?);
+        }
+        Ok(self.dst.shape(&slots, &hashes))
+    }
+
+    /// The ids of the source's ID_DICT whose ids are at `pos`.
+    fn src_ids(&self, pos: usize) -> Result<Ids> {
+        let buf = self.src.buf();
+        let n = buf[pos - 1] as usize;
+        let mut out = Ids::default();
+        out.0[0] = n as u8;
+        out.0[1..=n].copy_from_slice(&buf[pos..pos + n]);
         Ok(out)
     }
 
@@ -541,6 +594,7 @@ fn row_item<'a>(
             let d = Dict {
                 start,
                 shape: Table { start: 0, pos: 0, len: 0 },
+                ids: 0,
                 values: cols,
                 len: 0,
                 row: Some(row),

@@ -446,6 +446,11 @@ impl<'a> Verifier<'a> {
                         self.check_table(d.shape)?;
                         self.push_slots(d.shape.pos, d.shape.len, d.shape.start)?;
                     }
+                    if d.ids != 0 {
+                        let buf = self.r.buf();
+                        crate::id_dict::check_ids_distinct(&buf[d.ids..d.ids + d.len], &buf[d.ids + d.len..d.values])
+                            .map_err(|m| FormatError::at(d.start, m))?;
+                    }
                     self.push_slots(d.values, d.len, d.start)?;
                 }
             }

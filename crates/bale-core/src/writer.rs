@@ -276,6 +276,20 @@ impl Builder {
         off as u64
     }
 
+    /// An ID_DICT: key i is key `ids` i of the key table (a SHAPE) at `table`.
+    pub fn id_dict(&mut self, table: u64, ids: &crate::id_dict::Ids, values: &[u64]) -> u64 {
+        debug_assert_eq!(ids.len(), values.len());
+        let off = self.len();
+        self.put(header_word(KIND_ID_DICT, table >> 3));
+        let words = ids.words();
+        self.put(words[0]);
+        if crate::id_dict::ids_bytes(ids.len()) > 8 {
+            self.put(words[1]);
+        }
+        self.put_slots(values);
+        off as u64
+    }
+
     /// A dict of the `collections` class `class` (a `dict_class` word; a
     /// plain DICT for `dict_class::PLAIN`).
     pub fn dict_of_class(&mut self, class: u64, shape: u64, values: &[u64]) -> u64 {
@@ -421,8 +435,13 @@ impl Builder {
     pub fn slots_pos(&self, slot: u64) -> usize {
         if slot & TAG_MASK == TAG_OBJ {
             // A DICT_CLASS holds its class word before its value slots.
-            let kind = self.buf[slot as usize - self.base];
-            slot as usize + if kind == KIND_DICT_CLASS { 16 } else { 8 }
+            let at = slot as usize - self.base;
+            slot as usize
+                + match self.buf[at] {
+                    KIND_DICT_CLASS => 16,
+                    KIND_ID_DICT => 8 + crate::id_dict::ids_bytes(self.buf[at + 8] as usize),
+                    _ => 8,
+                }
         } else {
             ((slot >> 19) << 3) as usize
         }

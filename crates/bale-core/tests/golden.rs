@@ -20,6 +20,7 @@ use std::path::PathBuf;
 use bale_core::dict_class;
 use bale_core::format::*;
 use bale_core::hash::{self, TupleHasher};
+use bale_core::id_dict::{Ids, KeyTable};
 use bale_core::typed::{encode_delta, encode_moment, pack_date, Clock, Date, Delta, Moment, Tz};
 use bale_core::{encode, Builder, Container, FormatError, Reader, Region, Source, Value, Walk};
 
@@ -171,6 +172,18 @@ fn dict(v: Vec<(Py, Py)>) -> Py {
 
 /// The vectors: (name, value). Set elements are small non-negative ints
 /// (or single elements), listed in the order CPython iterates them.
+/// Dicts that name their keys by ids (kind 0x23): 32 key sequences get a
+/// SHAPE each, then dicts with a new sequence are ID_DICTs over a key table
+/// that grows as keys are met (a key longer than a slot, a Latin-1 key).
+fn id_dicts() -> Py {
+    let mut dicts: Vec<Py> = (0..32).map(|k| dict(vec![(s(&format!("k{k}")), i(k))])).collect();
+    dicts.push(dict(vec![(s("k1"), i(1)), (s("k0"), Py::None)]));
+    dicts.push(dict(vec![(s("k0"), f(0.5)), (s("a key longer than a slot"), s("v")), (s("k1"), Py::Bool(true))]));
+    dicts.push(dict(vec![(s("caf\u{e9}"), list(vec![i(1)])), (s("a key longer than a slot"), i(2))]));
+    dicts.push(dict(vec![(s("k0"), dict(vec![(s("k1"), i(3)), (s("k2"), i(4))]))]));
+    list(dicts)
+}
+
 fn vectors() -> Vec<(&'static str, Py)> {
     vec![
         ("none", Py::None),
@@ -316,6 +329,7 @@ fn vectors() -> Vec<(&'static str, Py)> {
         ("typed", typed()),
         ("fractions_paths", fractions_paths()),
         ("dict_classes", dict_classes()),
+        ("id_dicts", id_dicts()),
         (
             "pairs",
             list(vec![
@@ -479,13 +493,31 @@ fn int_le(x: i128) -> Vec<u8> {
 struct Writer {
     strings: HashMap<Vec<u32>, u64>,
     shapes: HashMap<String, u64>,
+    /// Which dicts become ID_DICTs, and their key table (`id_dict::KeyTable`).
+    key_table: KeyTable,
 }
 
 /// Where a list, tuple or dict being written is among its children, and
 /// how it is written.
 enum Cursor<'p> {
-    Items { items: &'p [Py], tuple: bool, next: usize },
-    Values { kv: &'p [(Py, Py)], class: u64, shape: u64, next: usize },
+    Items {
+        items: &'p [Py],
+        tuple: bool,
+        next: usize,
+    },
+    Values {
+        kv: &'p [(Py, Py)],
+        class: u64,
+        shape: u64,
+        next: usize,
+    },
+    /// A plain dict written as an ID_DICT over the key table at `table`.
+    IdValues {
+        kv: &'p [(Py, Py)],
+        table: u64,
+        ids: Ids,
+        next: usize,
+    },
 }
 
 /// One walk over the model: the values it reaches live for `'p`.
@@ -531,7 +563,10 @@ impl<'p> Source for Model<'_, 'p> {
             }
             Py::List(items) => Cursor::Items { items, tuple: false, next: 0 },
             Py::Tuple(items) => Cursor::Items { items, tuple: true, next: 0 },
-            Py::Dict(kv) => Cursor::Values { kv, class: dict_class::PLAIN, shape: self.w.shape(b, kv), next: 0 },
+            Py::Dict(kv) => match self.w.dict_keys(b, kv) {
+                Ok(shape) => Cursor::Values { kv, class: dict_class::PLAIN, shape, next: 0 },
+                Err((table, ids)) => Cursor::IdValues { kv, table, ids, next: 0 },
+            },
             Py::ClassDict(word, kv) => Cursor::Values { kv, class: *word, shape: self.w.shape(b, kv), next: 0 },
             Py::Set(items) => {
                 let (slots, hashes): (Vec<u64>, Vec<u64>) = items.iter().map(|x| self.w.key(b, x)).unzip();
@@ -549,7 +584,7 @@ impl<'p> Source for Model<'_, 'p> {
                 *next += 1;
                 items.get(*next - 1)
             }
-            Cursor::Values { kv, next, .. } => {
+            Cursor::Values { kv, next, .. } | Cursor::IdValues { kv, next, .. } => {
                 *next += 1;
                 kv.get(*next - 1).map(|(_, v)| v)
             }
@@ -560,6 +595,7 @@ impl<'p> Source for Model<'_, 'p> {
         Ok(match *cursor {
             Cursor::Items { tuple, .. } => Container::Seq { tuple },
             Cursor::Values { class, shape, .. } => Container::Dict { class, shape },
+            Cursor::IdValues { table, ids, .. } => Container::IdDict { table, ids },
         })
     }
 }
@@ -621,6 +657,7 @@ impl Writer {
             None => {
                 let (slots, hashes): (Vec<u64>, Vec<u64>) = first.iter().map(|(k, _)| self.key(b, k)).unzip();
                 let shape = b.shape(&slots, &hashes);
+                self.key_table.shape_written();
                 self.shapes.insert(cache_key, shape);
                 shape
             }
@@ -697,6 +734,28 @@ impl Writer {
         b.seq(false, &slots)
     }
 
+    /// The shape of a plain dict's keys (`Ok`), or the key table and ids of
+    /// an ID_DICT (`Err`): a key sequence met for the first time after 32
+    /// shapes, of 1 to 15 str keys, as the compactor decides.
+    fn dict_keys(&mut self, b: &mut Builder, kv: &[(Py, Py)]) -> Result<u64, (u64, Ids)> {
+        let cache_key: String = kv.iter().map(|(k, _)| py(k)).collect::<Vec<_>>().join("\u{0}");
+        if let Some(&shape) = self.shapes.get(&cache_key) {
+            return Ok(shape);
+        }
+        if self.key_table.wants(kv.len()) && kv.iter().all(|(k, _)| matches!(k, Py::Str(_))) {
+            let texts: Vec<(Width, Vec<u8>)> =
+                kv.iter().map(|(k, _)| if let Py::Str(cps) = k { units_of(cps) } else { unreachable!() }).collect();
+            let mut table = std::mem::take(&mut self.key_table);
+            let ids = table.ids_of::<()>(texts.iter().map(|(w, u)| (*w, &u[..])), |i| Ok(self.key(b, &kv[i].0)));
+            let out = ids.expect("no error").map(|ids| (table.table(b), ids));
+            self.key_table = table;
+            if let Some(found) = out {
+                return Err(found);
+            }
+        }
+        Ok(self.shape(b, kv))
+    }
+
     /// The shape of a dict's keys: written once per key sequence (of at most 64 keys).
     fn shape(&mut self, b: &mut Builder, kv: &[(Py, Py)]) -> u64 {
         let cache_key: String = kv.iter().map(|(k, _)| py(k)).collect::<Vec<_>>().join("\u{0}");
@@ -705,6 +764,7 @@ impl Writer {
         }
         let (slots, hashes): (Vec<u64>, Vec<u64>) = kv.iter().map(|(k, _)| self.key(b, k)).unzip();
         let shape = b.shape(&slots, &hashes);
+        self.key_table.shape_written();
         if kv.len() <= 64 {
             self.shapes.insert(cache_key, shape);
         }
@@ -860,7 +920,9 @@ fn readme() -> String {
          `Builder`, in the order the Python compactor uses: children before their\n\
          container, elements in order; for a dict its keys (each key's slot, in\n\
          order), then its shape, then its values in order, then the dict; a dict\n\
-         whose key sequence was met before reuses that shape; a string is written\n\
+         whose key sequence was met before reuses that shape; once 32 shapes are\n\
+         written, a dict of 1 to 15 str keys whose sequence is new is an ID_DICT\n\
+         over the key table (`bale_core::id_dict::KeyTable`); a string is written\n\
          where it is first met and referenced again after. Regenerate with\n\
          \n\
          ```\n\
@@ -907,7 +969,9 @@ fn golden_vectors_match_the_builder() {
         let file = std::fs::read(&path).unwrap_or_else(|e| {
             panic!("{}: {e} (regenerate the vectors, see tests/vectors/README.md)", path.display())
         });
-        assert!(file.len() < 1024, "{name} is {} bytes: keep vectors small", file.len());
+        // ID_DICTs come after 32 shapes: that vector is larger.
+        let limit = if name == "id_dicts" { 2048 } else { 1024 };
+        assert!(file.len() < limit, "{name} is {} bytes: keep vectors small", file.len());
         assert!(build(&v) == file, "{name}.bale differs from what the Builder writes for {}", py(&v));
     }
 }

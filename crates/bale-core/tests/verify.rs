@@ -647,7 +647,7 @@ fn invalid_tag_and_constants() {
 
 #[test]
 fn unknown_object_kinds() {
-    for kind in [0x00u8, 0x23, 0x7F, 0xFF] {
+    for kind in [0x00u8, 0x24, 0x7F, 0xFF] {
         let bytes = raw_region(&[header_word(kind, 0), 0], 64, 0);
         refuse(&bytes, &["kind"]);
         // Also as a list element.
@@ -1668,4 +1668,67 @@ fn inline_string_slots_every_byte_checked() {
             refuse(&raw_region(&[], good | bit, 0), &["inline string", "padding"]);
         }
     }
+}
+
+// ------------------------------------------------------------------ ID_DICT
+
+/// A key table of `a`, `b`, `c` and an ID_DICT of its keys 2 and 0; the
+/// region, the dict's offset.
+fn id_dict_region() -> (Vec<u8>, usize) {
+    let mut b = Builder::new();
+    let keys: Vec<u64> = ["a", "b", "c"].iter().map(|k| b.str_utf8(k)).collect();
+    let hashes: Vec<u64> = ["a", "b", "c"].iter().map(|k| hash::hash_str_units(k.as_bytes())).collect();
+    let table = b.shape(&keys, &hashes);
+    let mut ids = bale_core::id_dict::Ids::default();
+    ids.0[..3].copy_from_slice(&[2, 2, 0]);
+    let d = b.id_dict(table, &ids, &[SLOT_TRUE, SLOT_NONE]);
+    let root = b.seq(false, &[d]);
+    (finish_fixed(b, root), d as usize)
+}
+
+#[test]
+fn an_id_dict_reads_its_keys_through_its_table() {
+    let (bytes, d) = id_dict_region();
+    let region = Region::new_verified(&bytes).unwrap();
+    let r = &region.reader;
+    let Value::List(items) = region.root().unwrap() else { panic!("a list") };
+    let Value::Dict(dict) = r.seq_item(items, 0).unwrap() else { panic!("a dict") };
+    assert_eq!((dict.start, dict.len, dict.ids), (d, 2, d + 9));
+    assert!(matches!(r.dict_key(dict, 0).unwrap(), Value::Str(s) if s.units() == b"c"));
+    assert!(matches!(r.dict_key(dict, 1).unwrap(), Value::Str(s) if s.units() == b"a"));
+    assert!(matches!(lookup_str(r, dict, "a").unwrap(), Some(Value::None)));
+    assert!(matches!(lookup_str(r, dict, "c").unwrap(), Some(Value::Bool(true))));
+    // A key of the table the dict lacks.
+    assert!(lookup_str(r, dict, "b").unwrap().is_none());
+}
+
+#[test]
+fn an_id_dict_with_a_bad_id_is_refused() {
+    let (good, d) = id_dict_region();
+    // An id beyond the table: refused on every read.
+    let mut bytes = good.clone();
+    bytes[d + 10] = 3;
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["beyond its key table"]);
+    let region = Region::new(&bytes).unwrap();
+    assert!(region.reader.decode(d as u64, bytes.len()).is_err());
+    // An id twice, and nonzero padding: refused by verification.
+    let mut bytes = good.clone();
+    bytes[d + 10] = 2;
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["twice"]);
+    let mut bytes = good.clone();
+    bytes[d + 15] = 9;
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["padding"]);
+    // A count whose values run past the dict's referrer.
+    let mut bytes = good.clone();
+    bytes[d + 8] = 200;
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["dict object"]);
+    // A table that is not a SHAPE before the dict.
+    let mut bytes = good;
+    put(&mut bytes, d, header_word(KIND_ID_DICT, d as u64 >> 3));
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["shape"]);
 }

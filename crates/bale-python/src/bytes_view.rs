@@ -14,7 +14,7 @@ use pyo3::types::PyString;
 use crate::errors::format_error;
 use crate::region::Region;
 use crate::storage::buffer_ptr;
-use crate::views::{find_in, index_arg, view_parts, Items};
+use crate::views::{index_arg, view_parts, Items};
 
 /// The exporter behind a `memoryview_of` memoryview: `len` bytes at `start`
 /// in the region, which it keeps alive (and with it the memory) for as long
@@ -64,7 +64,7 @@ fn item<'a>(
     match v {
         Value::Pair(a, b) => Ok(Value::Int(if index_arg(key, 2, "tuple")? == 0 { a } else { b })),
         Value::NumList(l) => r.num_item(l, index_arg(key, l.len, "list")?).map_err(format_error),
-        Value::Dict(d) => match find_in(region, d.shape, key)? {
+        Value::Dict(d) => match crate::views::find_in_dict(region, d, key)? {
             Some(i) => crate::rows::dict_value(py, region, r, d, i).map_err(format_error),
             None => Err(PyKeyError::new_err(key.clone().unbind())),
         },

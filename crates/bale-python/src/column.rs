@@ -53,7 +53,8 @@ pub fn column(py: Python<'_>, records: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>
                 Value::Dict(d) => d,
                 _ => return Err(PyTypeError::new_err(format!("column(): item {i} is not a dict"))),
             };
-            let at = match last_shape {
+            // The key's index in the shape; an ID_DICT's place of it is its own.
+            let in_shape = match last_shape {
                 Some((shape, at)) if shape == d.shape.start => at,
                 _ => {
                     let at = find_in(reg, d.shape, key)?.ok_or_else(|| missing(i, key))?;
@@ -61,6 +62,7 @@ pub fn column(py: Python<'_>, records: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>
                     at
                 }
             };
+            let at = r.dict_place(d, Some(in_shape)).ok_or_else(|| missing(i, key))?;
             values.push(r.dict_value(d, at).map_err(format_error)?);
         }
     }

@@ -23,6 +23,7 @@ use bale_core::hash::{
     frozenset_hash, hash_bigint, hash_bytes, hash_complex, hash_f64, hash_i64, hash_str_units, mix, TupleHasher,
     MAX_KEY_DEPTH, SEED_NONE,
 };
+use bale_core::id_dict::{Ids, KeyTable, ID_DICT_MARK};
 use bale_core::{Builder, Transplant};
 use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
@@ -159,6 +160,10 @@ pub struct Compactor<'py> {
     /// whose key sequences are each their own.)
     shapes: FxHashMap<u64, ShapeEntry>,
     shape_keys: Vec<usize>,
+    /// Which dicts become ID_DICTs, and their key table.
+    key_table: KeyTable,
+    /// The ids of the open ID_DICTs, innermost last.
+    open_ids: Vec<Ids>,
     /// The key pointers and shape of the last dict entered.
     last_shape: Option<(Vec<usize>, u64)>,
     keepalive: Vec<Py<PyAny>>,
@@ -258,6 +263,8 @@ impl<'py> Compactor<'py> {
             strings: FxHashMap::default(),
             shapes: FxHashMap::default(),
             shape_keys: Vec::new(),
+            key_table: KeyTable::default(),
+            open_ids: Vec::new(),
             last_shape: None,
             keepalive: Vec::new(),
             handover: Vec::new(),
@@ -514,7 +521,12 @@ impl<'py> Compactor<'py> {
     fn closed_container(&mut self, cursor: Cursor, slot: u64, kept: bool) {
         match cursor {
             Cursor::Seq { .. } => {}
-            Cursor::Dict { items, .. } => self.truncate_items(items),
+            Cursor::Dict { items, shape, .. } => {
+                self.truncate_items(items);
+                if shape & ID_DICT_MARK != 0 {
+                    self.open_ids.pop();
+                }
+            }
             Cursor::Record { obj, items, refs, member, .. } => {
                 self.truncate_items(items);
                 // Values fetched by Python code may be temporaries.
@@ -1314,6 +1326,14 @@ impl<'py> Compactor<'py> {
     /// The shape of the keys in `self.items[items..items + n]`, whose
     /// pointers are in `self.key_ptrs`: found again, or written.
     pub(crate) unsafe fn shape_of(&mut self, items: usize, n: usize) -> PyResult<u64> {
+        self.dict_keys(items, n, false)
+    }
+
+    /// How the keys in `self.items[items..items + n]` are written: a SHAPE
+    /// found again or written, or (`ids_allowed`, and marked by
+    /// `ID_DICT_MARK`) the key table of an ID_DICT whose ids are pushed on
+    /// `open_ids` (see `bale_core::id_dict::KeyTable`).
+    unsafe fn dict_keys(&mut self, items: usize, n: usize, ids_allowed: bool) -> PyResult<u64> {
         // Records in a list mostly repeat the previous one's keys.
         let key_hash = {
             let mut h = rustc_hash::FxHasher::default();
@@ -1335,6 +1355,12 @@ impl<'py> Compactor<'py> {
         let shape = match cached.or(by_content) {
             Some(s) => s,
             None => {
+                if ids_allowed && self.key_table.wants(n) {
+                    if let Some(table) = self.key_ids(items, n)? {
+                        return Ok(table | ID_DICT_MARK);
+                    }
+                }
+                self.key_table.shape_written();
                 let mut slots = Vec::with_capacity(n);
                 let mut hashes = Vec::with_capacity(n);
                 for i in 0..n {
@@ -1371,6 +1397,34 @@ impl<'py> Compactor<'py> {
             }
         }
         Ok(shape)
+    }
+
+    /// The key table for an ID_DICT of the str keys in `self.items[items..
+    /// items + n]` (whose pointers are in `key_ptrs`), its ids pushed on
+    /// `open_ids`; `None` when a key is not an exact str or the table is full.
+    unsafe fn key_ids(&mut self, items: usize, n: usize) -> PyResult<Option<u64>> {
+        let str_type = addr_of_mut!(ffi::PyUnicode_Type);
+        if !self.items[items..items + n].iter().all(|&(k, _)| ffi::Py_TYPE(k) == str_type) {
+            return Ok(None);
+        }
+        let ptrs = std::mem::take(&mut self.key_ptrs);
+        let mut table = std::mem::take(&mut self.key_table);
+        // Exact str keys: `key` runs no Python code and cannot fail.
+        let found = table.ids_of(ptrs.iter().map(|&k| str_units(k as *mut PyObject)), |i| {
+            let key = ptrs[i] as *mut PyObject;
+            self.key(key, 0).map_err(|f| self.key_failure(f, format!(": key {}", self.repr(key))))
+        });
+        let out = match found {
+            Ok(Some(ids)) => {
+                self.open_ids.push(ids);
+                Ok(Some(table.table(&mut self.builder)))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
+        };
+        self.key_table = table;
+        self.key_ptrs = ptrs;
+        out
     }
 
     /// Starts writing a dict (of the `collections` class `class`): its
@@ -1424,7 +1478,7 @@ impl<'py> Compactor<'py> {
         }
         // Storing a key may run Python code before the dict has a frame.
         self.entering.push(obj);
-        let shape = self.shape_of(items, n);
+        let shape = self.dict_keys(items, n, class == bale_core::dict_class::PLAIN);
         self.entering.pop();
         let shape = shape?;
         let seen = self.python_runs;
@@ -1461,6 +1515,13 @@ impl Source for Compactor<'_> {
     fn container(&self, cursor: &Cursor) -> PyResult<Container> {
         Ok(match *cursor {
             Cursor::Seq { tuple, .. } => Container::Seq { tuple },
+            Cursor::Dict { shape, .. } if shape & ID_DICT_MARK != 0 => {
+                // The innermost open ID_DICT's ids are the last pushed.
+                Container::IdDict {
+                    table: shape & !ID_DICT_MARK,
+                    ids: *self.open_ids.last().expect("pushed when opened"),
+                }
+            }
             Cursor::Dict { class, shape, .. } => Container::Dict { class, shape },
             Cursor::Record { ty, .. } => Container::Record { ty },
         })

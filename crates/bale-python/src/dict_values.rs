@@ -22,7 +22,7 @@ impl DictValues {
     }
 
     pub(crate) fn iter(&self, py: Python<'_>) -> PyResult<Py<DictIterator>> {
-        DictIterator::new(py, &self.region, self.dict, false)
+        DictIterator::new(py, &self.region, self.dict, crate::views::DictPart::Values)
     }
 }
 

@@ -129,6 +129,9 @@ fn level_items(reg: &Region) -> PyResult<(Dict, Vec<Item>)> {
     let Value::Dict(dict) = reg.root_value()? else {
         return Err(FormatError::new_err("a store's index level is not a dict"));
     };
+    if dict.ids != 0 {
+        return Err(FormatError::new_err("a store's index level is a dict of key ids, which a store never writes"));
+    }
     let r = reg.reader();
     let mut items = Vec::with_capacity(dict.len);
     for i in 0..dict.len {
@@ -296,6 +299,12 @@ fn find_entry(
         let found = (|| {
             if view.dict.row.is_some() {
                 return Err(FormatError::new_err("a store's index level is a table row, not a dict"));
+            }
+            if view.dict.ids != 0 {
+                // Its lookup table and `find_key` index the keys in order.
+                return Err(FormatError::new_err(
+                    "a store's index level is a dict of key ids, which a store never writes",
+                ));
             }
             let found = match (reg.index_table(), &table_key) {
                 (Some(table), Some(k)) => {

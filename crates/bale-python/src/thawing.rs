@@ -397,9 +397,9 @@ impl<'a, 'py> Thaw<'a, 'py> {
                         };
                         // An OrderedDict keeps its order beside its dict: set through it.
                         let rc = if dict.class & 0xFF == bale_core::dict_class::ORDERED {
-                            ffi::PyObject_SetItem(obj, self.keys[keys + i], c)
+                            ffi::PyObject_SetItem(obj, self.keys[keys + self.r.dict_key_index(dict, i)], c)
                         } else {
-                            ffi::PyDict_SetItem(obj, self.keys[keys + i], c)
+                            ffi::PyDict_SetItem(obj, self.keys[keys + self.r.dict_key_index(dict, i)], c)
                         };
                         ffi::Py_DecRef(c);
                         if rc != 0 {
@@ -675,8 +675,15 @@ impl<'a, 'py> Thaw<'a, 'py> {
         let list = out.as_ptr();
         match c.kind {
             ColumnKind::Rows { shape, cols } => {
-                let keys =
-                    self.keys_of(Dict { start: c.start, shape, values: cols, len: shape.len, row: Some(0), class: 0 })?;
+                let keys = self.keys_of(Dict {
+                    start: c.start,
+                    shape,
+                    ids: 0,
+                    values: cols,
+                    len: shape.len,
+                    row: Some(0),
+                    class: 0,
+                })?;
                 let mut columns = Vec::with_capacity(shape.len);
                 for j in 0..shape.len {
                     let col = self.r.table_column(c.start, cols, j).map_err(format_error)?;
@@ -757,13 +764,14 @@ impl<'a, 'py> Thaw<'a, 'py> {
         Ok(true)
     }
 
-    /// Index into `self.keys` of the key objects of `dict`'s shape.
+    /// Index into `self.keys` of the key objects of `dict`'s shape (all
+    /// its keys: an ID_DICT's key table is made once for all its dicts).
     unsafe fn keys_of(&mut self, dict: Dict) -> PyResult<usize> {
         if let Some(&k) = self.shape_keys.get(&dict.shape.start) {
             return Ok(k);
         }
         let at = self.keys.len();
-        for i in 0..dict.len {
+        for i in 0..dict.shape.len {
             match self.shape_key(dict, i) {
                 Ok(p) => self.keys.push(p),
                 Err(e) => {

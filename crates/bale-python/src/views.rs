@@ -186,6 +186,11 @@ pub fn find_in(region: &Region, table: Table, key: &Bound<'_, PyAny>) -> PyResul
     Ok(found)
 }
 
+/// The place of `key` among `d`'s keys (see `find_in`).
+pub fn find_in_dict(region: &Region, d: Dict, key: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+    Ok(region.reader().dict_place(d, find_in(region, d.shape, key)?))
+}
+
 fn find_by_index(region: &Region, table: Table, key: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
     let r = region.reader();
     unsafe {
@@ -347,11 +352,13 @@ pub fn check_expansion<'a>(r: &Reader<'a>, v: Value<'a>) -> PyResult<()> {
                 }
             }
             Value::Dict(d) => {
-                let new_shape = shapes_seen.insert(d.shape.start);
-                for i in 0..d.len {
-                    if new_shape {
-                        children.push(r.dict_key(d, i).map_err(format_error)?);
+                if shapes_seen.insert(d.shape.start) {
+                    // All its shape's keys (an ID_DICT's key table too), once.
+                    for i in 0..d.shape.len {
+                        children.push(r.table_item(d.shape, i).map_err(format_error)?);
                     }
+                }
+                for i in 0..d.len {
                     children.push(r.dict_value(d, i).map_err(format_error)?);
                 }
             }
@@ -573,7 +580,7 @@ impl SequenceIterator {
         let i = if self.reverse { n - 1 - k } else { k };
         if let Items::Column(Column { start, first, kind: ColumnKind::Rows { shape, cols }, .. }) = self.seq {
             // A table's row, made without decoding anything.
-            let dict = Dict { start, shape, values: cols, len: shape.len, row: Some(first + i), class: 0 };
+            let dict = Dict { start, shape, ids: 0, values: cols, len: shape.len, row: Some(first + i), class: 0 };
             return Ok(Some(new_object(py, DictView { region: self.region.clone_ref(py), dict })?.into_any()));
         }
         let r = self.region.get().reader();
@@ -809,19 +816,27 @@ impl TupleView {
 static KEYS_VIEW: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static ITEMS_VIEW: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
-/// Iterator over a dict's values, or (key, value) pairs, by position: it
-/// never looks keys up, so it reads every entry of any readable dict.
+/// What a `DictIterator` yields of each entry.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum DictPart {
+    Values,
+    Items,
+    Keys,
+}
+
+/// Iterator over a dict's values, (key, value) pairs or keys, by position:
+/// it never looks keys up, so it reads every entry of any readable dict.
 #[pyclass(frozen, module = "bale")]
 pub struct DictIterator {
     pub(crate) region: Py<Region>,
     dict: Dict,
     next: AtomicUsize,
-    items: bool,
+    part: DictPart,
 }
 
 impl DictIterator {
-    pub fn new(py: Python<'_>, region: &Py<Region>, dict: Dict, items: bool) -> PyResult<Py<DictIterator>> {
-        new_object(py, DictIterator { region: region.clone_ref(py), dict, next: AtomicUsize::new(0), items })
+    pub fn new(py: Python<'_>, region: &Py<Region>, dict: Dict, part: DictPart) -> PyResult<Py<DictIterator>> {
+        new_object(py, DictIterator { region: region.clone_ref(py), dict, next: AtomicUsize::new(0), part })
     }
 }
 
@@ -836,12 +851,15 @@ impl DictIterator {
             self.next.store(self.dict.len, Ordering::Relaxed);
             return Ok(None);
         }
+        let r = self.region.get().reader();
+        if self.part == DictPart::Keys {
+            return read_to_py(py, &self.region, r.dict_key(self.dict, i)).map(Some);
+        }
         let value = match self.dict.row {
             Some(row) => crate::rows::row_value_to_py(py, &self.region, self.dict, row, i)?,
-            None => read_to_py(py, &self.region, self.region.get().reader().dict_value(self.dict, i))?,
+            None => read_to_py(py, &self.region, r.dict_value(self.dict, i))?,
         };
-        let r = self.region.get().reader();
-        if !self.items {
+        if self.part == DictPart::Values {
             return Ok(Some(value));
         }
         let key = read_to_py(py, &self.region, r.dict_key(self.dict, i))?;
@@ -869,9 +887,9 @@ impl DictView {
             if found.is_none() {
                 reg.check_index_once(self.dict.shape)?;
             }
-            found
+            reg.reader().dict_place(self.dict, found)
         } else {
-            find_in(reg, self.dict.shape, key)?
+            find_in_dict(reg, self.dict, key)?
         };
         match found {
             Some(i) => match self.dict.row {
@@ -899,10 +917,14 @@ impl DictView {
         Ok(self.lookup(py, key)?.unwrap_or_else(|| default.unwrap_or_else(|| py.None())))
     }
     fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(find_in(self.region.get(), self.dict.shape, key)?.is_some())
+        Ok(find_in_dict(self.region.get(), self.dict, key)?.is_some())
     }
-    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<SequenceIterator>> {
-        table_iter(py, &self.region, self.dict.shape)
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if self.dict.ids != 0 {
+            // Its keys are some of its key table's, in its own order.
+            return Ok(DictIterator::new(py, &self.region, self.dict, DictPart::Keys)?.into_any());
+        }
+        Ok(table_iter(py, &self.region, self.dict.shape)?.into_any())
     }
     fn keys(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         let cls = KEYS_VIEW.import(slf.py(), "bale._mapping", "DictKeys")?;
@@ -917,7 +939,7 @@ impl DictView {
     }
     /// (key, value) pairs in order, by position (used by `items()`).
     fn _iter_items(&self, py: Python<'_>) -> PyResult<Py<DictIterator>> {
-        DictIterator::new(py, &self.region, self.dict, true)
+        DictIterator::new(py, &self.region, self.dict, DictPart::Items)
     }
     fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
         richcmp(py, &self.region, Node::Dict(self.dict), other, op)
@@ -1109,7 +1131,7 @@ pub fn layout_check(py: Python<'_>, region: &Py<Region>) -> PyResult<bool> {
     use crate::alloc::layout_matches as sample_matches;
     let seq = Seq { start: 0, pos: 0, len: 0 };
     let table = Table { start: 0, pos: 0, len: 0 };
-    let dict = Dict { start: 0, shape: table, values: 0, len: 0, row: None, class: 0 };
+    let dict = Dict { start: 0, shape: table, ids: 0, values: 0, len: 0, row: None, class: 0 };
     let r = || region.clone_ref(py);
     let seq = Items::Slots(seq);
     Ok(sample_matches(py, ListView { region: r(), seq })?
@@ -1118,7 +1140,7 @@ pub fn layout_check(py: Python<'_>, region: &Py<Region>) -> PyResult<bool> {
         && sample_matches(py, SetView { region: r(), table })?
         && sample_matches(py, FrozenSetView { region: r(), table })?
         && sample_matches(py, SequenceIterator { region: r(), seq, next: AtomicUsize::new(0), reverse: false })?
-        && sample_matches(py, DictIterator { region: r(), dict, next: AtomicUsize::new(0), items: false })?
+        && sample_matches(py, DictIterator { region: r(), dict, next: AtomicUsize::new(0), part: DictPart::Values })?
         && crate::dict_values::layout_check(py, region, dict)?)
 }
 

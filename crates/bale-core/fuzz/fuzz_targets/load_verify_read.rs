@@ -237,7 +237,8 @@ fn read_all<'a>(r: &Reader<'a>, region: &Region<'a>) -> Result<(), FormatError> 
                 }
                 for i in 0..d.len.min(ITEMS_PER_CONTAINER) {
                     let k = r.dict_key(d, i)?;
-                    check_found(r, d.shape, k, i)?;
+                    // Found at its index in the shape (an ID_DICT's key table).
+                    check_found(r, d.shape, k, r.dict_key_index(d, i))?;
                     stack.push(k);
                     stack.push(r.dict_value(d, i)?);
                 }
