@@ -218,3 +218,34 @@ def test_the_key_table_must_be_a_shape_before_the_dict(damaged):
         struct.pack_into("<Q", bent, at, (head & 0xFF) | ((table >> 3) << 8))
         with pytest.raises(bale.FormatError):
             bale.thaw(bale.load(resum(bent)))
+
+
+class _Clearer:
+    """A record whose `get=` empties the dicts compacted before it (freeing
+    their key strings) and returns dicts of new key strings, which may be
+    given the freed addresses."""
+
+
+def test_keys_known_by_address_stay_right_when_a_callback_frees_them():
+    # 31 + 160 keys, 50 more to come: the key table (256 at most) takes them all.
+    victims = [{"".join(["v", str(i)]): i, "".join(["u", str(i)]): -i} for i in range(80)]
+    before = json.loads(json.dumps(victims))  # other key objects: the victims hold the only ones
+
+    def fresh():
+        return [{"".join(["w", str(i)]): i, "".join(["x", str(i)]): -i} for i in range(25)]
+
+    def get(obj):
+        for v in victims:
+            v.clear()
+        return (fresh(),)
+
+    bale.register(_Clearer, ["d"], get=get, make=lambda d: d)
+    region = bale.compact(hetero(50) + victims + [_Clearer()])
+    assert "dicts (key ids)" in kinds(region)
+    got = bale.thaw(region)
+    # The fresh dicts are ID_DICTs too: their keys went through the table.
+    without = kinds(bale.compact(hetero(50) + before))["dicts (key ids)"][0]
+    assert kinds(region)["dicts (key ids)"][0] == without + 25
+    assert got[50:130] == before
+    assert got[130] == fresh()
+    region.verify()

@@ -23,7 +23,7 @@ use bale_core::hash::{
     frozenset_hash, hash_bigint, hash_bytes, hash_complex, hash_f64, hash_i64, hash_str_units, mix, TupleHasher,
     MAX_KEY_DEPTH, SEED_NONE,
 };
-use bale_core::id_dict::{Ids, KeyTable, ID_DICT_MARK};
+use bale_core::id_dict::{Ids, KeyTable, ID_DICT_MARK, ID_DICT_MAX_KEYS};
 use bale_core::{Builder, Transplant};
 use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
@@ -164,6 +164,8 @@ pub struct Compactor<'py> {
     key_table: KeyTable,
     /// The ids of the open ID_DICTs, innermost last.
     open_ids: Vec<Ids>,
+    /// Key address -> its id in `key_table` (the key pinned, as in `shapes`).
+    key_ids: FxHashMap<usize, u8>,
     /// The key pointers and shape of the last dict entered.
     last_shape: Option<(Vec<usize>, u64)>,
     keepalive: Vec<Py<PyAny>>,
@@ -265,6 +267,7 @@ impl<'py> Compactor<'py> {
             shape_keys: Vec::new(),
             key_table: KeyTable::default(),
             open_ids: Vec::new(),
+            key_ids: FxHashMap::default(),
             last_shape: None,
             keepalive: Vec::new(),
             handover: Vec::new(),
@@ -1407,6 +1410,22 @@ impl<'py> Compactor<'py> {
         if !self.items[items..items + n].iter().all(|&(k, _)| ffi::Py_TYPE(k) == str_type) {
             return Ok(None);
         }
+        // Keys met before are found by address (pinned like the shape cache's).
+        if n <= ID_DICT_MAX_KEYS {
+            let mut ids = Ids::default();
+            let known = self.key_ptrs.iter().enumerate().all(|(i, k)| match self.key_ids.get(k) {
+                Some(&id) => {
+                    ids.0[1 + i] = id;
+                    true
+                }
+                None => false,
+            });
+            if known {
+                ids.0[0] = n as u8;
+                self.open_ids.push(ids);
+                return Ok(Some(self.key_table.table(&mut self.builder)));
+            }
+        }
         let ptrs = std::mem::take(&mut self.key_ptrs);
         let mut table = std::mem::take(&mut self.key_table);
         // Exact str keys: `key` runs no Python code and cannot fail.
@@ -1416,6 +1435,11 @@ impl<'py> Compactor<'py> {
         });
         let out = match found {
             Ok(Some(ids)) => {
+                for (i, &k) in ptrs.iter().enumerate() {
+                    if self.key_ids.insert(k, ids.0[1 + i]).is_none() {
+                        self.pending.push(k as *mut PyObject);
+                    }
+                }
                 self.open_ids.push(ids);
                 Ok(Some(table.table(&mut self.builder)))
             }
