@@ -3,7 +3,7 @@
 //! result, so collecting during the build would only waste time.
 
 use bale_core::format::{
-    pair_of, SLOT_FALSE, SLOT_NONE, SLOT_TRUE, TAG_CONST, TAG_INT, TAG_LIST, TAG_MASK, TAG_PAIR, TAG_TUPLE,
+    pair_of, SLOT_FALSE, SLOT_NONE, SLOT_TRUE, TAG_CONST, TAG_INT, TAG_LIST, TAG_MASK, TAG_PAIR, TAG_SSTR, TAG_TUPLE,
 };
 use bale_core::hash::MAX_KEY_DEPTH;
 use std::rc::Rc;
@@ -484,12 +484,21 @@ impl<'a, 'py> Thaw<'a, 'py> {
         Ok(Some(self.strs.keep(at, shape, p)))
     }
 
-    /// The object of an INT or CONST slot, made without decoding a `Value`
-    /// (the common elements of trees and records).
+    /// The object of an INT, CONST, PAIR or inline-string slot, made
+    /// without decoding a `Value` (the common elements of trees and
+    /// records; a `Value` moved through memory stalls the loop).
     #[inline(always)]
     unsafe fn inline_scalar(&self, slot: u64) -> PyResult<Option<*mut PyObject>> {
         let p = match slot & TAG_MASK {
             TAG_INT => ffi::PyLong_FromLongLong((slot as i64) >> 3),
+            TAG_SSTR => {
+                let n = ((slot >> 3) & 7) as usize;
+                let b = slot.to_le_bytes();
+                if b[1..1 + n].iter().any(|&c| c >= 0x80) {
+                    return Ok(None); // `decode` names the error
+                }
+                crate::ffi::pyunicode::new_ascii(&b[1..1 + n])
+            }
             TAG_PAIR => match pair_of(slot) {
                 Some((a, b)) => crate::convert::make_pair(self.py, a, b)?,
                 None => return Ok(None),

@@ -53,6 +53,11 @@ unsafe fn is_ascii(p: *mut ffi::PyObject, units: &[u8]) -> bool {
 /// straight into its data; null with the Python error set on failure.
 #[inline]
 pub unsafe fn new_ascii(units: &[u8]) -> *mut ffi::PyObject {
+    if let [c] = units {
+        // CPython keeps one object per 1-character Latin-1 string (as
+        // `json.loads`, `pickle.loads` and `"".join` give them): no allocation.
+        return ffi::PyUnicode_FromOrdinal(*c as std::os::raw::c_int);
+    }
     let o = ffi::PyUnicode_New(units.len() as ffi::Py_ssize_t, 127);
     if !o.is_null() {
         std::ptr::copy_nonoverlapping(units.as_ptr(), ffi::PyUnicode_DATA(o) as *mut u8, units.len());
