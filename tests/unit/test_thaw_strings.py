@@ -99,3 +99,23 @@ def test_dicts_of_many_shapes_share_their_key_objects():
             key_ids.setdefault(k, set()).add(id(k))
     assert set(key_ids) == set(names)
     assert all(len(ids) == 1 for ids in key_ids.values()), {k: len(v) for k, v in key_ids.items()}
+
+
+def test_one_character_ascii_strings_are_cpythons_shared_objects():
+    single = chr(120)  # CPython's one object for "x"
+    region = bale.compact(["x", "", "xy", "x"])
+    out = bale.thaw(region)
+    assert out == ["x", "", "xy", "x"]
+    assert out[0] is single and out[3] is single
+    assert region.root[0] is single
+    # A damaged inline string is refused, not made (`inline_scalar` leaves it to `decode`).
+    import struct
+
+    raw = bytearray(bytes(region))
+    (root,) = struct.unpack_from("<Q", raw, 24)
+    pos = (root >> 19) << 3
+    raw[pos + 1] = 0xC3  # the "x" slot's character, now not ASCII
+    struct.pack_into("<Q", raw, 32, 0)
+    struct.pack_into("<Q", raw, 32, bale._bale._xxh3(bytes(raw)))
+    with pytest.raises(bale.FormatError, match="not ASCII"):
+        bale.thaw(bale.load(bytes(raw)))
