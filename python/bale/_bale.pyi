@@ -27,6 +27,7 @@ __all__ = [
     "_compact_by_frames",
     "_layout_checks",
     "_panic_for_test",
+    "_read_every_value",
     "_open_index",
     "_save_index",
     "_open_segment",
@@ -346,6 +347,10 @@ def _open_segment(path: str | os.PathLike[str], length: int, keep_file: bool = T
 def _open_index(path: str | os.PathLike[str], verify: bool = False) -> Region: ...
 def _save_index(region: Region, path: str | os.PathLike[str]) -> None: ...
 def _xxh3(data: Buffer) -> int: ...
+
+# Benchmark support (benchmarks/bench_sweep.py): the reads of a scan through views, without the scan.
+def _read_every_value(records: ListView | TupleView | DictView, deep: bool = False) -> int:
+    """Make (and drop) every value of every record, or with ``deep`` every value under ``records``; returns how many."""
 def _store_get(key: object, sources: tuple[DictView, ...], handles: dict[int, Region], missing: object, value: bool = True) -> Any: ...
 
 @disjoint_base

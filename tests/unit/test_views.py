@@ -627,3 +627,22 @@ def test_shared_key_sequences_read_correctly():
     assert list(view[-1]) == ["name", "id"]
     assert view[123]["name"] == "n123"
     assert view[-1]["id"] == -1
+
+
+def test_read_every_value_reads_what_a_scan_reads():
+    from bale._bale import _read_every_value
+
+    records = [{"a": i, "b": str(i) * 3, "c": [i, i + 1]} for i in range(50)]
+    table = bale.compact(records)  # a TABLE: rows read by column
+    rows = bale.compact(records + [{"other": 1}])  # dicts of two shapes, row by row
+    assert _read_every_value(table.root) == 150
+    assert _read_every_value(rows.root) == 151
+    # deep: the scalars under the root (the two ints of each "c" list, and the rest)
+    assert _read_every_value(table.root, deep=True) == 50 * 4
+    assert _read_every_value(bale.compact({"x": [1, (2, 3)], "y": {"z": None}}).root, deep=True) == 4
+    with pytest.raises(TypeError, match="list or tuple view of dicts"):
+        _read_every_value(bale.compact({"a": 1}).root)
+    with pytest.raises(TypeError, match="item 0 is not a dict"):
+        _read_every_value(bale.compact([1, "a"]).root)
+    with pytest.raises(TypeError, match="takes a view"):
+        _read_every_value([1], deep=True)

@@ -20,6 +20,7 @@ mod number_list;
 mod record_view;
 mod region;
 mod rows;
+mod scan_floor;
 mod storage;
 mod store_index;
 mod stream_table;
@@ -320,6 +321,7 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_open_index, m)?)?;
     m.add_function(wrap_pyfunction!(store_index::_save_index, m)?)?;
     m.add_function(wrap_pyfunction!(_xxh3, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_floor::_read_every_value, m)?)?;
     m.add_function(wrap_pyfunction!(store_index::_store_get, m)?)?;
     m.add_class::<store_index::StoreReads>()?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;

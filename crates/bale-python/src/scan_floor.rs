@@ -1,0 +1,109 @@
+//! `_bale._read_every_value(records)`: what a scan of records through views
+//! costs below the Python loop, for `benchmarks/bench_sweep.py`.
+//!
+//! A scan through views (`for rec in d: for v in rec.values()`) makes a new
+//! object for each value it reads (an int, a float, a str, or a view of a
+//! container), where a scan of native objects hands out the objects the
+//! dicts already hold. This reads every value of every record the way a
+//! view does (`DictIterator::__next__`'s calls), makes its object
+//! and drops it, with no Python loop, no row view and no iterator: so the
+//! native scan's time plus this one is the least a scan through views can
+//! take, whatever the views' own overhead (see the sweep's *bound* column).
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+use bale_core::Value;
+
+use crate::errors::format_error;
+use crate::views::{read_to_py, view_parts, Node};
+
+/// Reads (and makes, then drops) every value of every record of `records`,
+/// a list or tuple view of dicts; returns how many values it read. With
+/// `deep`, reads every value of every list, tuple, number list and dict
+/// reachable from `records` (any view) instead, as `bench_sweep.walk_deep`
+/// does, and returns how many were not containers.
+#[pyfunction]
+#[pyo3(signature = (records, deep = false))]
+pub fn _read_every_value(py: Python<'_>, records: &Bound<'_, PyAny>, deep: bool) -> PyResult<usize> {
+    if deep {
+        return read_deep(py, records);
+    }
+    let (region, items) = match view_parts(records) {
+        Some((region, Node::List(items) | Node::Tuple(items))) => (region, items),
+        _ => return Err(PyTypeError::new_err("_read_every_value() takes a list or tuple view of dicts")),
+    };
+    let reg = region.get();
+    let r = reg.reader();
+    let mut n = 0;
+    for i in 0..items.len() {
+        let Value::Dict(d) = items.get(&r, i).map_err(format_error)? else {
+            return Err(PyTypeError::new_err(format!("_read_every_value(): item {i} is not a dict")));
+        };
+        // As `DictIterator::__next__` reads them.
+        for j in 0..d.len {
+            drop(match d.row {
+                Some(row) => crate::rows::row_value_to_py(py, &region, d, row, j)?,
+                None => read_to_py(py, &region, r.dict_value(d, j))?,
+            });
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// Every value under the view `root`, each made and dropped, containers
+/// (lists, tuples, number lists, dicts) then opened; other values counted.
+fn read_deep(py: Python<'_>, root: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let Some((region, node)) = view_parts(root) else {
+        return Err(PyTypeError::new_err("_read_every_value() takes a view"));
+    };
+    let reg = region.get();
+    let r = reg.reader();
+    let mut stack = vec![node.value()];
+    let mut n = 0;
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::List(s) | Value::Tuple(s) => {
+                for i in 0..s.len {
+                    let item = r.seq_item(s, i);
+                    stack.push(made(py, &region, item)?);
+                }
+            }
+            Value::Column(c) => {
+                for i in 0..c.len {
+                    let item = r.column_item(c, i);
+                    stack.push(made(py, &region, item)?);
+                }
+            }
+            Value::NumList(l) => {
+                for i in 0..l.len {
+                    let item = r.num_item(l, i).map_err(format_error)?;
+                    drop(crate::views::value_to_py(py, &region, &item)?);
+                    n += 1;
+                }
+            }
+            Value::Dict(d) => {
+                for j in 0..d.len {
+                    let item = crate::rows::dict_value(py, reg, &r, d, j);
+                    stack.push(made(py, &region, item)?);
+                }
+            }
+            // A tuple of two small ints, held in its slot: two scalars, as its tuple holds.
+            Value::Pair(..) => n += 2,
+            _ => n += 1,
+        }
+    }
+    Ok(n)
+}
+
+/// `read`'s value, after its object (a view, for a container) was made and dropped.
+fn made<'a>(
+    py: Python<'_>,
+    region: &Py<crate::region::Region>,
+    read: bale_core::Result<Value<'a>>,
+) -> PyResult<Value<'a>> {
+    let v = read.map_err(format_error)?;
+    drop(crate::views::value_to_py(py, region, &v)?);
+    Ok(v)
+}
