@@ -252,6 +252,14 @@ fn type_name(obj: *mut PyObject) -> String {
 }
 
 impl<'py> Compactor<'py> {
+    /// A compactor writing a fresh region into the buffer a dropped region
+    /// left (`spare_buffer`), or a new one.
+    pub fn reusing(py: Python<'py>) -> Self {
+        let mut c = Compactor::new(py, 0);
+        c.builder = crate::spare_buffer::builder(bale_core::writer::FIRST_CAPACITY);
+        c
+    }
+
     pub fn new(py: Python<'py>, capacity: usize) -> Self {
         Compactor {
             py,

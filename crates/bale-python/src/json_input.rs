@@ -11,7 +11,6 @@
 
 use bale_core::json_doc::{JsonDoc, JsonParser};
 use bale_core::json_source::JsonSource;
-use bale_core::Builder;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyString};
@@ -85,7 +84,7 @@ pub fn compact_json(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<Py<Regi
         return crate::compact(py, &loads(py, text)?, false);
     };
     let write = || {
-        let mut source = JsonSource::new(doc, Builder::with_capacity(1 << 16));
+        let mut source = JsonSource::new(doc, crate::spare_buffer::builder(bale_core::writer::FIRST_CAPACITY));
         let root = source.run();
         // The checksum is written when the bytes are first read as bytes
         // (Note [The checksum written late] in storage.rs), as `compact`'s.

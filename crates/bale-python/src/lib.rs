@@ -21,6 +21,7 @@ mod record_view;
 mod region;
 mod rows;
 mod scan_floor;
+mod spare_buffer;
 mod storage;
 mod store_index;
 mod stream_table;
@@ -45,7 +46,7 @@ use crate::views::{untracked, view_parts};
 #[pyfunction]
 #[pyo3(signature = (obj, *, share = false))]
 fn compact(py: Python<'_>, obj: &Bound<'_, PyAny>, share: bool) -> PyResult<Py<Region>> {
-    let mut c = compactor::Compactor::new(py, 1 << 16).share(share);
+    let mut c = compactor::Compactor::reusing(py).share(share);
     let root = c.run(obj)?;
     // The checksum is written when the bytes are first read as bytes (Note
     // [The checksum written late] in storage.rs).
@@ -269,7 +270,7 @@ fn _panic_for_test() {
 /// alone: for the test that the tuple-tree recursion writes the same bytes.
 #[pyfunction]
 fn _compact_by_frames<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
-    let mut c = compactor::Compactor::new(py, 1 << 16);
+    let mut c = compactor::Compactor::new(py, bale_core::writer::FIRST_CAPACITY);
     c.tuple_trees = false;
     let root = c.run(obj)?;
     Ok(pyo3::types::PyBytes::new(py, &c.region_bytes(root)))

@@ -633,7 +633,7 @@ impl Region {
         let mut t = bale_core::Transplant::new(&r, false, self.is_shared());
         // The copy is at most as large as the source (plus a little when a shared
         // string is evicted from the copy cache and copied again).
-        let mut b = bale_core::Builder::with_capacity(self.len + self.len / 16);
+        let mut b = crate::spare_buffer::builder(self.len + self.len / 16);
         let root = py.detach(|| t.copy(&r, &mut b, self.root, self.len)).map_err(format_error)?;
         b.set_flags(t.flags());
         let copy = Region::adopt(py, Storage::owned(b.finish(root)), false)?;

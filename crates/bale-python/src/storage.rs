@@ -13,12 +13,21 @@ use pyo3::prelude::*;
 /// What owns the memory; only held, to be dropped with the storage.
 #[allow(dead_code)]
 enum Backing {
-    Heap(Vec<u8>),
+    Heap(HeapBuffer),
     /// A reservation; its first bytes may map a region file (privately).
     Reserved(memmap2::MmapMut, Option<MappedFile>),
     /// A file's mapping, with the file when appends may map it again.
     Mapped(memmap2::Mmap, Option<MappedFile>),
     Exported(ExportedBuffer),
+}
+
+/// A region's own memory, given to `spare_buffer` when the storage goes.
+struct HeapBuffer(Vec<u8>);
+
+impl Drop for HeapBuffer {
+    fn drop(&mut self) {
+        crate::spare_buffer::offer(std::mem::take(&mut self.0));
+    }
 }
 
 /// A region file mapped at the start of a storage: `len` bytes of `file`.
@@ -76,7 +85,13 @@ impl Storage {
             bytes.shrink_to_fit();
         }
         let (ptr, readable, capacity) = (bytes.as_mut_ptr(), bytes.len(), bytes.capacity());
-        Storage { ptr, readable: AtomicUsize::new(readable), capacity, unsummed: None, _backing: Backing::Heap(bytes) }
+        Storage {
+            ptr,
+            readable: AtomicUsize::new(readable),
+            capacity,
+            unsummed: None,
+            _backing: Backing::Heap(HeapBuffer(bytes)),
+        }
     }
 
     /// `bytes` at an address that is a multiple of 64 (numpy data lies at
@@ -98,7 +113,16 @@ impl Storage {
         // SAFETY: `shift + len` bytes are initialized, within the allocation.
         let ptr = unsafe { bytes.as_mut_ptr().add(shift) };
         let capacity = bytes.capacity() - shift;
-        Ok((Storage { ptr, readable: AtomicUsize::new(len), capacity, unsummed, _backing: Backing::Heap(bytes) }, len))
+        Ok((
+            Storage {
+                ptr,
+                readable: AtomicUsize::new(len),
+                capacity,
+                unsummed,
+                _backing: Backing::Heap(HeapBuffer(bytes)),
+            },
+            len,
+        ))
     }
 
     /// A mapping alone: its file descriptor is closed (a store keeps many

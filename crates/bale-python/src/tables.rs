@@ -63,7 +63,9 @@ impl Run {
             if let Run::Empty = self {
                 let mut offsets = Vec::with_capacity(hint + 1);
                 offsets.push(0);
-                *self = Run::Strs { width: w, units: Vec::with_capacity(hint * 16), offsets, as_slots: 0 };
+                let mut units = crate::spare_buffer::take_scratch();
+                units.reserve(hint * 16);
+                *self = Run::Strs { width: w, units, offsets, as_slots: 0 };
             }
             match self {
                 // Offsets are u32: a run of more code units is written as slots.
@@ -482,9 +484,12 @@ impl<'py> Compactor<'py> {
         let Ok(shape) = shape else {
             return Ok(None);
         };
-        // The columns' bytes at once, rather than by doubling the buffer.
+        // The columns' bytes at once, rather than by doubling the buffer,
+        // and the TABLE object after them with a page to spare: one byte
+        // short, the next write doubled the buffer (a 20 MB region then sat
+        // in 40 MB, mapped afresh by every compaction: `FIRST_CAPACITY`).
         let size: usize = columns.iter().map(Gather::size_hint).sum();
-        self.builder.reserve(size);
+        self.builder.reserve(size + 16 + 8 * k + 4096);
         let (room, spare) = self.builder.spare_room();
         populate(room, size.min(spare));
         let mut cols = Vec::with_capacity(k);
@@ -515,7 +520,9 @@ impl<'py> Compactor<'py> {
             Run::Ints(words) => Ok(self.builder.num_list(false, &words)),
             Run::Floats(words) => Ok(self.builder.num_list(true, &words)),
             Run::Strs { width, units, offsets, as_slots } if str_column_is_smaller(count, units.len(), as_slots) => {
-                Ok(self.builder.str_column(width, &offsets, &units))
+                let column = self.builder.str_column(width, &offsets, &units);
+                crate::spare_buffer::give_scratch(units);
+                Ok(column)
             }
             // Counted only, yet a column after all: copied now.
             Run::CountedStrs { width, units, as_slots, .. } if str_column_is_smaller(count, units, as_slots) => {
