@@ -120,3 +120,19 @@ def test_strings_met_again_are_written_once():
     region = bale.compact(x)
     assert bytes(region) == _compact_by_frames(x)
     assert bale._bale.region_stats(region)["kinds"]["strings"][0] == 1
+
+
+def test_short_sequences_of_ints_beyond_the_slot_are_written_as_the_frame_loop_writes_them():
+    import json
+
+    big = [2**60, -(2**60) - 1, 2**62 + 5, 2**63 - 1]
+    values = [[big[0], "a longer string"], [big[1], 1.5, None], [big[2], big[3]], [7, big[0], "x", 2.5]]
+    for v in values:
+        text = json.dumps(v)
+        # The JSON source writes these lists through the walk's frames.
+        assert bytes(bale.compact(v)) == bytes(bale.compact_json(text)), v
+        assert bale.thaw(bale.compact(tuple(v))) == tuple(v)
+    # Leaves of a tree beyond the slot: one read of each int, same values.
+    tree = ((big[0], big[1]), ((big[2], 3), (big[3], -(2**61))))
+    assert bale.thaw(bale.compact(tree)) == tree
+    assert bale.compact(tree).root == tree

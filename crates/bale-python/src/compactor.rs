@@ -1092,19 +1092,28 @@ impl<'py> Compactor<'py> {
     /// is anything else.
     #[inline]
     pub(crate) unsafe fn small_leaf_seq(&mut self, items: *mut *mut PyObject, len: usize, tuple: bool) -> Option<u64> {
-        if tuple && len == 2 {
-            if let Some(slot) = pair_slot(*items, *items.add(1)) {
-                return Some(slot);
-            }
-        }
         let mut slots = [0u64; SMALL_LEAF_SEQ];
+        // The ints that need an object (beyond the INT slot, within 64 bits),
+        // read once: the pair test and the object both use them.
+        let mut ints = [0i64; SMALL_LEAF_SEQ];
+        let int_type = addr_of_mut!(ffi::PyLong_Type);
         // Classify first, so that nothing is written for a list that is no leaf.
         let mut deferred = 0u32;
+        let mut all_ints = true;
         for (i, slot) in slots.iter_mut().enumerate().take(len) {
             let item = *items.add(i);
             let tp = ffi::Py_TYPE(item);
-            *slot = if tp == addr_of_mut!(ffi::PyLong_Type) {
-                make_int_slot(int_value(item)?)?
+            all_ints &= tp == int_type;
+            *slot = if tp == int_type {
+                let v = int_value(item)?;
+                ints[i] = v;
+                match make_int_slot(v) {
+                    Some(s) => s,
+                    None => {
+                        deferred |= 1 << i;
+                        0
+                    }
+                }
             } else if item == ffi::Py_None() {
                 SLOT_NONE
             } else if item == ffi::Py_True() {
@@ -1123,10 +1132,18 @@ impl<'py> Compactor<'py> {
                 return None;
             };
         }
+        if tuple && len == 2 && all_ints {
+            if let Some(slot) = make_pair_slot(ints[0], ints[1]) {
+                return Some(slot);
+            }
+        }
         for (i, slot) in slots.iter_mut().enumerate().take(len) {
             if deferred & (1 << i) != 0 {
                 let item = *items.add(i);
-                *slot = if ffi::Py_TYPE(item) == addr_of_mut!(ffi::PyUnicode_Type) {
+                let tp = ffi::Py_TYPE(item);
+                *slot = if tp == int_type {
+                    self.builder.int(ints[i])
+                } else if tp == addr_of_mut!(ffi::PyUnicode_Type) {
                     self.str_slot(item)
                 } else {
                     self.builder.float(pyfloat::value(item))
