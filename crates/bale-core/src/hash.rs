@@ -246,6 +246,19 @@ pub fn spend(steps: &mut usize) -> Result<()> {
 }
 
 /// The width CPython would use for these code units (the canonical one).
+/// Whether `units` of `width` are stored at their smallest width (what
+/// `canonical_width` says), answered at the first unit that needs the
+/// width: a string's first character mostly does, so a verifier need not
+/// scan it (a short Latin-1 string was a byte-by-byte maximum).
+pub fn is_canonical_width(width: Width, units: &[u8]) -> bool {
+    match width {
+        Width::Ascii => true,
+        Width::Latin1 => !units.is_ascii(),
+        Width::Ucs2 => units.chunks_exact(2).any(|c| c[1] != 0),
+        Width::Ucs4 => units.chunks_exact(4).any(|c| c[2] != 0 || c[3] != 0),
+    }
+}
+
 pub fn canonical_width(width: Width, units: &[u8]) -> Width {
     let max = match width {
         Width::Ascii | Width::Latin1 => units.iter().copied().max().unwrap_or(0) as u32,
@@ -253,4 +266,26 @@ pub fn canonical_width(width: Width, units: &[u8]) -> Width {
         Width::Ucs4 => units.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).max().unwrap_or(0),
     };
     Width::for_max(max)
+}
+
+#[cfg(test)]
+mod width_tests {
+    #[test]
+    fn canonical_width_tests_agree() {
+        use super::{canonical_width, is_canonical_width};
+        use crate::format::Width;
+        let cases: Vec<(Width, Vec<u8>)> = vec![
+            (Width::Latin1, b"abc".to_vec()),
+            (Width::Latin1, vec![b'a', 0xE9]),
+            (Width::Latin1, vec![]),
+            (Width::Ucs2, vec![0x61, 0, 0xE9, 0]),
+            (Width::Ucs2, vec![0x61, 0, 0xAC, 0x20]),
+            (Width::Ucs4, vec![0x61, 0, 0, 0, 0xAC, 0x20, 0, 0]),
+            (Width::Ucs4, vec![0x00, 0xF6, 0x01, 0]),
+            (Width::Ucs4, vec![]),
+        ];
+        for (w, u) in cases {
+            assert_eq!(is_canonical_width(w, &u), canonical_width(w, &u) == w, "{w:?} {u:?}");
+        }
+    }
 }

@@ -7,7 +7,7 @@ use crate::columns::{Column, ColumnKind};
 use crate::equality::values_eq;
 use crate::error::{FormatError, Result};
 use crate::format::*;
-use crate::hash::{canonical_width, hash_value};
+use crate::hash::{hash_value, is_canonical_width};
 use crate::reader::{compute_checksum, Reader, Region, Seq, Table, Value};
 
 /// Strings up to this many bytes are rechecked at each reference; longer
@@ -376,7 +376,7 @@ impl<'a> Verifier<'a> {
         }
         let units = &self.r.buf()[off..off + bytes];
         crate::reader::check_units(width, units, off)?;
-        if width != Width::Ascii && canonical_width(width, units) != width {
+        if !is_canonical_width(width, units) {
             return Err(FormatError::at(off, "string is not stored at its smallest width"));
         }
         if bytes <= RECHECK_STR_BYTES {
@@ -409,7 +409,7 @@ impl<'a> Verifier<'a> {
                     return Ok(());
                 }
                 // decode() proved ASCII strings ASCII, which is their canonical width.
-                if s.width != Width::Ascii && canonical_width(s.width, s.units()) != s.width {
+                if !is_canonical_width(s.width, s.units()) {
                     return Err(FormatError::new(format!(
                         "string at slot 0x{slot:016x} is not stored at its smallest width"
                     )));
@@ -544,7 +544,7 @@ impl<'a> Verifier<'a> {
                     let u = width.unit();
                     let data = &r.buf()[units + prev * u..units + end * u];
                     crate::reader::check_units(width, data, units + prev * u)?;
-                    if width != Width::Ascii && canonical_width(width, data) != width {
+                    if !is_canonical_width(width, data) {
                         return Err(FormatError::at(
                             units + prev * u,
                             "string column holds a string not at its smallest width",
@@ -608,7 +608,7 @@ fn check_table_with(r: &Reader<'_>, t: Table, hashes: &mut Vec<u64>, key_hashes:
                 }
             }
             if let Value::Str(s) = item {
-                if s.width != Width::Ascii && canonical_width(s.width, s.units()) != s.width {
+                if !is_canonical_width(s.width, s.units()) {
                     return Err(FormatError::at(
                         t.start,
                         "set or dict key is a string not stored at its smallest width",
