@@ -16,12 +16,20 @@ const RECHECK_STR_BYTES: usize = 256;
 
 /// Short string slots whose content was checked last, direct-mapped by
 /// slot (0 is no STR slot): a vocabulary's words are checked once each, not
-/// at every reference.
-const RECENT_STRS_BITS: u32 = 12;
+/// at every reference. The table has 2^bits entries, one per 16 words of
+/// the region between 2^8 and 2^14: at a fixed 2^12, a third of a
+/// 2,000-word vocabulary shared an entry with another word and was checked
+/// again at most references.
+const RECENT_STRS_MIN_BITS: u32 = 8;
+const RECENT_STRS_MAX_BITS: u32 = 14;
+
+fn recent_strs_bits(words: usize) -> u32 {
+    (usize::BITS - (words / 16).leading_zeros()).clamp(RECENT_STRS_MIN_BITS, RECENT_STRS_MAX_BITS)
+}
 
 #[inline]
-fn recent_index(slot: u64) -> usize {
-    (slot.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RECENT_STRS_BITS)) as usize
+fn recent_index(slot: u64, bits: u32) -> usize {
+    (slot.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
 }
 
 struct Bitmap(Vec<u64>);
@@ -54,6 +62,7 @@ struct Verifier<'a> {
     revisited_sequences: HashSet<u64>,
     long_strings: HashSet<u64>,
     recent_strs: Box<[u64]>,
+    recent_bits: u32,
     stack: Vec<Work>,
     /// The dtypes of the numpy arrays met (their text cannot be checked
     /// without numpy: the caller checks each distinct one).
@@ -245,7 +254,8 @@ fn walk<'a>(region: &Region<'a>, start: Work) -> Result<Verifier<'a>> {
         shareable: Bitmap::new(words),
         revisited_sequences: HashSet::new(),
         long_strings: HashSet::new(),
-        recent_strs: vec![0; 1 << RECENT_STRS_BITS].into_boxed_slice(),
+        recent_strs: vec![0; 1 << recent_strs_bits(words)].into_boxed_slice(),
+        recent_bits: recent_strs_bits(words),
         stack: vec![start],
         dtypes: HashSet::new(),
         text_arrays: Vec::new(),
@@ -369,7 +379,7 @@ impl<'a> Verifier<'a> {
             if !self.long_strings.insert(s) {
                 return Ok(());
             }
-        } else if self.recent_strs[recent_index(s)] == s {
+        } else if self.recent_strs[recent_index(s, self.recent_bits)] == s {
             // The same slot names the same units at the same width: their
             // content was checked when the slot was last met.
             return Ok(());
@@ -380,7 +390,7 @@ impl<'a> Verifier<'a> {
             return Err(FormatError::at(off, "string is not stored at its smallest width"));
         }
         if bytes <= RECHECK_STR_BYTES {
-            self.recent_strs[recent_index(s)] = s;
+            self.recent_strs[recent_index(s, self.recent_bits)] = s;
         }
         Ok(())
     }
