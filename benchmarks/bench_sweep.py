@@ -499,7 +499,7 @@ def measure(shape: Shape, x, mode: str) -> dict:
         finally:
             gc.enable()
         cell["thaw_on"] = common.best_interleaved(dec, k, keep_results=True)
-        t_verify = common.best(region.verify, 3)
+        t_verify = common.best(region.verify, 5)
         if t_verify < 0.02:
             t_verify = common.per_call(region.verify, 5, 0.01 if mode == "smoke" else 0.05)
         cell["verify_s"] = t_verify
@@ -677,7 +677,7 @@ def run(mode: str, plots_dir: str, args) -> common.Section:
         "**GC off** = `gc.disable()` around both `bale.thaw` and `pickle.loads`; **GC on** = collector enabled "
         "for both, so `pickle.loads` pays the collections its allocations trigger, while `bale.thaw` turns "
         "the collector off inside itself (it always does, `gc_pause.rs`). Verify is `region.verify()` "
-        "(structure and checksum), best of 3 (or `per_call` under 20 ms), as `nbytes / time`. Items are "
+        "(structure and checksum), best of 5 (or `per_call` under 20 ms), as `nbytes / time`. Items are "
         f"top-level elements; most cells have {BASE[mode]:,}, nested records {max(1_000, BASE[mode] // 4):,}, "
         f"1 KiB strings {max(100, BASE[mode] // 20):,}; the size sweep runs flat records, the small-int tree "
         f"and a flat int list at {SWEEP[mode][0]:,} and {SWEEP[mode][1]:,} items"
