@@ -67,7 +67,7 @@ import orjson
 
 import bale
 import common
-from bale._bale import _read_every_value, region_stats
+from bale._bale import region_stats
 from bale._datagen import tweets, vocabulary
 
 # pickle.dumps and == recurse once or twice per level of nesting: the 500-deep lists need more than 1,000.
@@ -506,6 +506,8 @@ def measure(shape: Shape, x, mode: str) -> dict:
         scans = {"bale": lambda: walk(root), "native": lambda: walk(x)}
         if target_of("scan", shape.kind) is not None:
             # Every value read and made, without the Python loop or view objects: see `scan_bound`.
+            from bale._bale import _read_every_value  # (imported here: builds_compared.py runs older builds)
+
             scans["reads"] = lambda: _read_every_value(root, deep=shape.walk != "records")
         cell["scan"] = common.best_interleaved(scans, k, keep_results=True)
         if shape.walk == "records":

@@ -7,12 +7,15 @@ generates itself (the same seed in every child), with the collector frozen
 after setup and on during the timed calls, as a user runs them. A figure is
 the minimum over the rounds; the ratio is B / A.
 
-    python benchmarks/builds_compared.py OLD_SITE NEW_SITE [--rounds 5] [--repeat 5]
+    python benchmarks/builds_compared.py OLD_SITE NEW_SITE [--rounds 5] [--repeat 5] [--cells]
 
 The operations are those the architecture issue names: compaction of
 records and of a tree, thaw of each, point access, a full scan through
 views, verify, and the region-to-region copy (`Region.compacted()`, the
-core's encoder over stored values). It prints a table and writes no report.
+core's encoder over stored values). With ``--cells``, also the shape
+sweep's worst cells of issue 21 (its own generators, ``bench_sweep.py``):
+heterogeneous dicts, records of distinct strings, a tree of leaves below
+2^62, short strings, a vocabulary. It prints a table and writes no report.
 """
 
 from __future__ import annotations
@@ -70,13 +73,48 @@ out = {
     "copy 2^17-leaf tree": best(lambda: tree_region.compacted()),
     "copy shared 2^17-leaf tree": best(lambda: shared_tree.compacted()),
 }
+if len(sys.argv) > 2 and sys.argv[2] == "cells":
+    sys.path.insert(0, sys.argv[3])
+    import bench_sweep as bs
+    hetero = bs.hetero_dicts(200_000)
+    distinct = bs.vocab_records(200_000, None)
+    tree62 = bs.tree_level(200_000, 0, 1 << 62)
+    short = bs.strings(200_000, "len 1-7", "ASCII")
+    latin1 = bale.compact(bs.strings(200_000, "len 1-7", "Latin-1"))
+    vocab = bale.compact(bs.vocab_strings(200_000, 2000))
+    h = bale.compact(hetero)
+    s = bale.compact(short)
+    for r in (latin1, vocab, h):
+        bytes(r)  # its checksum written
+    gc.collect()
+    gc.freeze()
+
+    def thaw_gc_off(r):
+        gc.disable()
+        try:
+            return bale.thaw(r)
+        finally:
+            gc.enable()
+
+    out.update({
+        "compact hetero dicts 200k": best(lambda: bale.compact(hetero)),
+        "thaw hetero dicts (GC off)": best(lambda: thaw_gc_off(h)),
+        "verify hetero dicts": best(h.verify),
+        "compact distinct-str records": best(lambda: bale.compact(distinct)),
+        "compact tree, leaves < 2^62": best(lambda: bale.compact(tree62)),
+        "thaw short ASCII strs (GC off)": best(lambda: thaw_gc_off(s)),
+        "verify short Latin-1 strs": best(latin1.verify),
+        "verify 2,000-word vocabulary": best(vocab.verify),
+    })
 print(json.dumps(out))
 """
 
 
-def run(site: str, repeat: int) -> dict[str, float]:
+def run(site: str, repeat: int, cells: bool) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=site)
-    out = subprocess.run([sys.executable, "-c", CHILD, str(repeat)], env=env, capture_output=True, text=True, check=True)
+    extra = ["cells", os.path.dirname(os.path.abspath(__file__))] if cells else []
+    out = subprocess.run([sys.executable, "-c", CHILD, str(repeat), *extra], env=env, capture_output=True, text=True,
+                         check=True)
     return json.loads(out.stdout)
 
 
@@ -86,16 +124,17 @@ def main() -> None:
     ap.add_argument("new")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--cells", action="store_true", help="also the shape sweep's worst cells (issue 21)")
     args = ap.parse_args()
     best: dict[str, dict[str, float]] = {"old": {}, "new": {}}
     for _ in range(args.rounds):
         for name, site in (("old", args.old), ("new", args.new)):
-            for op, t in run(site, args.repeat).items():
+            for op, t in run(site, args.repeat, args.cells).items():
                 best[name][op] = min(t, best[name].get(op, t))
-    print(f"{'operation':<28} {'A (ms)':>9} {'B (ms)':>9} {'B / A':>7}")
+    print(f"{'operation':<32} {'A (ms)':>9} {'B (ms)':>9} {'B / A':>7}")
     for op, a in best["old"].items():
         b = best["new"][op]
-        print(f"{op:<28} {a * 1e3:>9.2f} {b * 1e3:>9.2f} {b / a:>7.3f}")
+        print(f"{op:<32} {a * 1e3:>9.2f} {b * 1e3:>9.2f} {b / a:>7.3f}")
     print(f"\nA = {args.old}, B = {args.new}; minimum of {args.rounds} interleaved rounds, each best of {args.repeat}.")
 
 
