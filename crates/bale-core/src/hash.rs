@@ -245,9 +245,8 @@ pub fn spend(steps: &mut usize) -> Result<()> {
     Ok(())
 }
 
-/// The width CPython would use for these code units (the canonical one).
-/// Whether `units` of `width` are stored at their smallest width (what
-/// `canonical_width` says), answered at the first unit that needs the
+/// Whether `units` of `width` are stored at their smallest width, the one
+/// CPython would use for them, answered at the first unit that needs the
 /// width: a string's first character mostly does, so a verifier need not
 /// scan it (a short Latin-1 string was a byte-by-byte maximum).
 pub fn is_canonical_width(width: Width, units: &[u8]) -> bool {
@@ -259,21 +258,23 @@ pub fn is_canonical_width(width: Width, units: &[u8]) -> bool {
     }
 }
 
-pub fn canonical_width(width: Width, units: &[u8]) -> Width {
-    let max = match width {
-        Width::Ascii | Width::Latin1 => units.iter().copied().max().unwrap_or(0) as u32,
-        Width::Ucs2 => units.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u32).max().unwrap_or(0),
-        Width::Ucs4 => units.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).max().unwrap_or(0),
-    };
-    Width::for_max(max)
-}
-
 #[cfg(test)]
 mod width_tests {
+    use super::is_canonical_width;
+    use crate::format::Width;
+
+    /// The smallest width that holds `units`: the answer by a full scan.
+    fn canonical_width(width: Width, units: &[u8]) -> Width {
+        let max = match width {
+            Width::Ascii | Width::Latin1 => units.iter().copied().max().unwrap_or(0) as u32,
+            Width::Ucs2 => units.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]) as u32).max().unwrap_or(0),
+            Width::Ucs4 => units.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).max().unwrap_or(0),
+        };
+        Width::for_max(max)
+    }
+
     #[test]
     fn canonical_width_tests_agree() {
-        use super::{canonical_width, is_canonical_width};
-        use crate::format::Width;
         let cases: Vec<(Width, Vec<u8>)> = vec![
             (Width::Latin1, b"abc".to_vec()),
             (Width::Latin1, vec![b'a', 0xE9]),

@@ -244,7 +244,7 @@ impl<'a> Source for StoredValues<'_, 'a> {
             Cursor::Slots { around, .. } => match around {
                 Around::Seq { tuple } => Container::Seq { tuple },
                 Around::Dict { class, shape } => Container::Dict { class, shape },
-                Around::IdDict { table, ids } => Container::IdDict { table, ids: self.src_ids(ids)? },
+                Around::IdDict { table, ids } => Container::IdDict { table, ids: self.src_ids(ids) },
                 Around::Record { ty } => Container::Record { ty },
                 Around::Table { rows, shape } => Container::Table { rows, shape },
             },
@@ -452,13 +452,13 @@ impl<'a> StoredValues<'_, 'a> {
     }
 
     /// The ids of the source's ID_DICT whose ids are at `pos`.
-    fn src_ids(&self, pos: usize) -> Result<Ids> {
+    fn src_ids(&self, pos: usize) -> Ids {
         let buf = self.src.buf();
         let n = buf[pos - 1] as usize;
         let mut out = Ids::default();
         out.0[0] = n as u8;
         out.0[1..=n].copy_from_slice(&buf[pos..pos + n]);
-        Ok(out)
+        out
     }
 
     fn rec_type(&mut self, ty: RecType) -> Result<u64> {

@@ -246,6 +246,7 @@ fn check_tuple_cycles(r: &Reader<'_>, tuples: &[Seq]) -> Result<()> {
 /// Checks everything reachable from `start`; returns the visit record.
 fn walk<'a>(region: &Region<'a>, start: Work) -> Result<Verifier<'a>> {
     let words = region.bytes().len() / 8;
+    let recent_bits = recent_strs_bits(words);
     let mut v = Verifier {
         r: region.reader,
         shared: region.shared(),
@@ -254,8 +255,8 @@ fn walk<'a>(region: &Region<'a>, start: Work) -> Result<Verifier<'a>> {
         shareable: Bitmap::new(words),
         revisited_sequences: HashSet::new(),
         long_strings: HashSet::new(),
-        recent_strs: vec![0; 1 << recent_strs_bits(words)].into_boxed_slice(),
-        recent_bits: recent_strs_bits(words),
+        recent_strs: vec![0; 1 << recent_bits].into_boxed_slice(),
+        recent_bits,
         stack: vec![start],
         dtypes: HashSet::new(),
         text_arrays: Vec::new(),

@@ -23,15 +23,9 @@ impl Default for Builder {
 }
 
 /// The first capacity of a builder whose size is not known ahead (a
-/// compaction): 60 KiB, so that doubling gives 30 MiB rather than 32 MiB.
-/// glibc serves blocks that large with `mmap` and, when one is freed, moves
-/// its mmap threshold up to the block's size so that the next block of that
-/// size comes from the heap, in pages already faulted in; it does so only
-/// for blocks of at most 32 MiB. A 32 MiB buffer (with malloc's header, one
-/// page more) never qualified, so each compaction of a 16 to 32 MiB region
-/// faulted in every page afresh: 200,000 records of two 8-64 character
-/// strings compacted in 31.7 ms, 18.1 ms with their pages reused.
-pub const FIRST_CAPACITY: usize = 60 << 10;
+/// compaction, when no kept buffer is at hand: `spare_buffer.rs` in the
+/// binding says why large ones are kept).
+pub const FIRST_CAPACITY: usize = 64 << 10;
 
 impl Builder {
     pub fn new() -> Builder {

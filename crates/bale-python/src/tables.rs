@@ -487,7 +487,7 @@ impl<'py> Compactor<'py> {
         // The columns' bytes at once, rather than by doubling the buffer,
         // and the TABLE object after them with a page to spare: one byte
         // short, the next write doubled the buffer (a 20 MB region then sat
-        // in 40 MB, mapped afresh by every compaction: `FIRST_CAPACITY`).
+        // in 40 MB, mapped afresh by every compaction: `spare_buffer.rs`).
         let size: usize = columns.iter().map(Gather::size_hint).sum();
         self.builder.reserve(size + 16 + 8 * k + 4096);
         let (room, spare) = self.builder.spare_room();
