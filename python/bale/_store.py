@@ -29,7 +29,10 @@ from bale import _bale
 from bale._bale import FormatError
 
 MAGIC = b"BALESTOR"
-VERSION = 1
+# Version 2 added references between segments (rows' `refs` and `held`);
+# version 1 stores are read, and written as version 2 by their next commit.
+VERSION = 2
+READ_VERSIONS = (1, 2)
 # magic, version, reserved, generation, payload length, checksum (docs/STORE.md).
 SUPER_HEADER = struct.Struct("<8sIIQQQ")
 SUPER_NAMES = ("SUPER.0", "SUPER.1")
@@ -120,21 +123,30 @@ def _check_label(label: object) -> None:
 class _Segment:
     """One row of the segment table (docs/STORE.md, *Commit record*)."""
 
-    __slots__ = ("label", "length", "live", "puts", "sums", "open")
+    __slots__ = ("label", "length", "live", "puts", "sums", "open", "refs", "held")
 
-    def __init__(self, label, length, live, puts, sums, open_):
+    def __init__(self, label, length, live, puts, sums, open_, refs=(), held=False):
         self.label = label
         self.length = length
         self.live = live
         self.puts = puts
         self.sums = sums
         self.open = open_
+        self.refs = refs  # the other segments its values reference, ascending
+        self.held = held  # kept only because a kept segment references it
 
     def row(self) -> tuple:
-        return (self.label, self.length, self.live, self.puts, self.sums, self.open)
+        return (self.label, self.length, self.live, self.puts, self.sums, self.open, self.refs, self.held)
 
     def copy(self) -> _Segment:
         return _Segment(*self.row())
+
+    def release(self) -> int:
+        """Its values die at once (`drop`, or moved by `reclaim`): the
+        commit keeps the row, held, while a kept segment references it.
+        Returns how many values were live."""
+        live, self.live, self.open, self.held = self.live, 0, False, True
+        return live
 
 
 class _Snapshot:
@@ -195,9 +207,9 @@ def _format_error(path: str, what: str) -> FormatError:
     return FormatError(f"{path}: {what}")
 
 
-def _read_superblock(path: str) -> tuple[int, bytes] | str:
-    """The generation and commit record in the superblock file ``path``, or
-    why it is not valid."""
+def _read_superblock(path: str) -> tuple[int, int, bytes] | str:
+    """The generation, version and commit record in the superblock file
+    ``path``, or why it is not valid."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -215,8 +227,8 @@ def _read_superblock(path: str) -> tuple[int, bytes] | str:
             magic, version, reserved, generation, length, checksum = SUPER_HEADER.unpack(head)
             if magic != MAGIC:
                 return "bad magic bytes (not a bale store superblock)"
-            if version != VERSION:
-                return f"store version {version}; this bale reads version {VERSION}"
+            if version not in READ_VERSIONS:
+                return f"store version {version}; this bale reads versions {READ_VERSIONS[0]} to {READ_VERSIONS[-1]}"
             if reserved != 0:
                 return "reserved field is not zero"
             size = os.fstat(f.fileno()).st_size
@@ -230,10 +242,34 @@ def _read_superblock(path: str) -> tuple[int, bytes] | str:
     body = data[: SUPER_HEADER.size - 8] + data[SUPER_HEADER.size :]
     if _bale._xxh3(body) != checksum:
         return "checksum mismatch (torn or damaged)"
-    return generation, data[SUPER_HEADER.size :]
+    return generation, version, data[SUPER_HEADER.size :]
 
 
-def _parse_record(where: str, payload: bytes) -> tuple:
+def _row_ok(seg: int, row, version: int, next_file: int) -> bool:
+    """Whether a segment table row has the types and ranges of ``version``."""
+    if type(row) is not tuple or len(row) != (6 if version == 1 else 8):
+        return False
+    ok = (
+        (row[0] is None or type(row[0]) is str)
+        and all(type(x) is int and 0 <= x < MAX_FIELD for x in row[1:5])
+        and type(row[5]) is bool
+        and row[1] >= 64
+        and row[1] % 8 == 0
+        and row[4] % SPAN.size == 0
+    )
+    if not ok or version == 1:
+        return ok
+    refs, held = row[6], row[7]
+    return (
+        type(refs) is tuple
+        and all(type(r) is int and 0 <= r < next_file and r != seg for r in refs)
+        and all(a < b for a, b in zip(refs, refs[1:]))
+        and type(held) is bool
+        and (not held or (row[2] == 0 and not row[5]))
+    )
+
+
+def _parse_record(where: str, payload: bytes, version: int = VERSION) -> tuple:
     """Checks a commit record's shape (docs/STORE.md) and returns its parts."""
     try:
         region = _bale.load(payload, verify=True)
@@ -259,21 +295,14 @@ def _parse_record(where: str, payload: bytes) -> tuple:
         raise _format_error(where, "commit record's segment table is not a dict")
     segments = {}
     for seg, row in _bale.thaw(seg_view).items():
-        ok = (
-            type(seg) is int
-            and 0 <= seg < next_file
-            and type(row) is tuple
-            and len(row) == 6
-            and (row[0] is None or type(row[0]) is str)
-            and all(type(x) is int and 0 <= x < MAX_FIELD for x in row[1:5])
-            and type(row[5]) is bool
-            and row[1] >= 64
-            and row[1] % 8 == 0
-            and row[4] % SPAN.size == 0
-        )
-        if not ok:
+        if not (type(seg) is int and 0 <= seg < next_file and _row_ok(seg, row, version, next_file)):
             raise _format_error(where, f"segment table row {seg!r}: {row!r} is malformed")
         segments[seg] = _Segment(*row)
+    for seg, info in segments.items():
+        for ref in info.refs:
+            if ref not in segments:
+                # The segment a kept segment references must be kept too.
+                raise _format_error(where, f"segment {seg} references segment {ref}, which has no row")
     if type(levels) is not tuple or not all(
         type(lv) is tuple and len(lv) == 2 and all(type(x) is int and 0 <= x < MAX_FIELD for x in lv) and lv[0] < next_file
         for lv in levels
@@ -308,6 +337,11 @@ class Store(_bale._StoreReads, MutableMapping):
         self._lock_fd = -1
         self._pid = os.getpid()
         self._maps: dict[int, Any] = {}  # seg id -> read-only segment handle
+        # The bytes of the snapshot's segments, for references between
+        # segments (`store_segments.rs`): one registry per snapshot, of a
+        # new family when bytes it handed out stop being the store's.
+        self._segs = _bale._Segments()
+        self._moving: frozenset[int] | set[int] = frozenset()  # segments `reclaim` empties
         self._lineages: dict[int, Any] = {}  # seg id -> newest handle this writer appended
         self._in_memory: set[int] = set()  # segments whose map is a lineage's memory
         self._seg_fds: dict[int, int] = {}
@@ -420,7 +454,7 @@ class Store(_bale._StoreReads, MutableMapping):
             self._lock_key = None
         fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
 
-    def _newest_superblock(self) -> tuple[str, int, bytes]:
+    def _newest_superblock(self) -> tuple[str, int, bytes, int]:
         """The newest valid superblock. A reader may find both torn: the
         one it read first being rewritten by a commit, the other by the
         next one; it reads them again before calling the store damaged."""
@@ -433,7 +467,7 @@ class Store(_bale._StoreReads, MutableMapping):
                 time.sleep(0.002)
         raise AssertionError("unreachable")
 
-    def _newest_superblock_once(self) -> tuple[str, int, bytes]:
+    def _newest_superblock_once(self) -> tuple[str, int, bytes, int]:
         reasons = []
         best = None
         for slot, name in enumerate(SUPER_NAMES):
@@ -445,7 +479,7 @@ class Store(_bale._StoreReads, MutableMapping):
                 # commit would overwrite the newest one in place.
                 reasons.append(f"{name}: holds generation {got[0]}, which belongs in SUPER.{got[0] % 2}")
             elif best is None or got[0] > best[1]:
-                best = (name, got[0], got[1])
+                best = (name, got[0], got[2], got[1])
         if best is None:
             if all(r.endswith((": missing", ": 0 bytes, shorter than the 40-byte header")) for r in reasons):
                 if not self._data_files():
@@ -460,14 +494,15 @@ class Store(_bale._StoreReads, MutableMapping):
         """Reads the newest commit and opens every file it names. A writer
         may remove files of an older commit meanwhile: then read again."""
         for attempt in range(SNAPSHOT_TRIES):
-            name, generation, payload = self._newest_superblock()
+            name, generation, payload, version = self._newest_superblock()
             where = self._file(name)
-            store, gen, next_file, count, segments, levels, delta, record = _parse_record(where, payload)
+            store, gen, next_file, count, segments, levels, delta, record = _parse_record(where, payload, version)
             if gen != generation:
                 raise _format_error(where, f"header generation {generation} differs from the record's {gen}")
             if getattr(self, "_snap", None) is not None and self._snap.store != store:
                 # Another store now lives at this path: nothing mapped is its.
                 self._maps, self._in_memory = {}, set()
+                self._segs = _bale._Segments()
                 self._lineages.clear()
                 self._close_seg_fds()
             try:
@@ -485,8 +520,7 @@ class Store(_bale._StoreReads, MutableMapping):
                     if old is not None and old.nbytes >= info.length:
                         maps[seg] = old
                     else:
-                        path = self._file(_segment_name(seg))
-                        maps[seg] = _bale._open_segment(path, info.length, not self._readonly and info.open)
+                        maps[seg] = self._open_seg(seg, info.length, not self._readonly and info.open)
             except FileNotFoundError as e:
                 if attempt + 1 < SNAPSHOT_TRIES and self._newest_superblock()[1] != generation:
                     continue  # a newer commit removed it: read that one
@@ -497,12 +531,25 @@ class Store(_bale._StoreReads, MutableMapping):
             return _Snapshot(store, gen, next_file, count, segments, levels, delta, tuple(views), record)
         raise AssertionError("unreachable")
 
+    def _open_seg(self, seg: int, length: int, keep_file: bool = True):
+        """A handle on segment ``seg``'s first ``length`` bytes, whose values
+        read references to other segments through ``_segs``."""
+        return _bale._open_segment(self._file(_segment_name(seg)), length, keep_file, (self._segs, seg))
+
+
     def _set_snapshot(self, snap: _Snapshot) -> None:
         self._snap = snap
         self._delta_dict = None
+        # Every handle moves to a registry of this snapshot's segments alone:
+        # views of older snapshots keep theirs (and the files they map).
+        segs = self._segs = self._segs.successor()
+        self._maps = {seg: h._placed(segs, seg) for seg, h in self._maps.items()}
+        self._lineages = {seg: h._placed(segs, seg) for seg, h in self._lineages.items() if seg in snap.segments}
         labels: dict[Any, list[int]] = {}
         handles = {}
         for seg, info in snap.segments.items():
+            if info.held:
+                continue  # its values are dead; its bytes are read only through references
             labels.setdefault(info.label, []).append(seg)
             h = self._lineages.get(seg)
             if h is None:
@@ -625,7 +672,8 @@ class Store(_bale._StoreReads, MutableMapping):
         e = self._entry(key)
         if e is _MISSING or e is None:
             return None
-        if e[0] not in self._segments():
+        info = self._segments().get(e[0])
+        if info is None or info.held:
             return None  # its segment was dropped
         return e
 
@@ -725,7 +773,7 @@ class Store(_bale._StoreReads, MutableMapping):
                     continue
                 seen.add(key)
                 e = self._entry_fields(e)
-                if e is not None and e[0] in segments:
+                if e is not None and e[0] in segments and not segments[e[0]].held:
                     yield key
 
     def keys(self):
@@ -737,7 +785,8 @@ class Store(_bale._StoreReads, MutableMapping):
         self._check_open()
         out: dict[str | None, int] = {}
         for info in self._segments().values():
-            out[info.label] = out.get(info.label, 0) + info.live
+            if not info.held:
+                out[info.label] = out.get(info.label, 0) + info.live
         return {k: v for k, v in out.items() if v}
 
     @property
@@ -859,6 +908,10 @@ class Store(_bale._StoreReads, MutableMapping):
                         os.unlink(self._file(name))
                     except OSError:
                         pass
+            if txn.touched:
+                # Its appends are not the store's: views of them, and of the
+                # registries that held them, must not be referenced.
+                self._segs = _bale._Segments()
             # New segment ids go back to the pool: labels and handles as committed.
             self._set_snapshot(self._snap)
         finally:
@@ -896,7 +949,7 @@ class Store(_bale._StoreReads, MutableMapping):
             else:
                 os.close(fd)
         txn.segments[seg] = _Segment(label, len(EMPTY_REGION), 0, 0, 0, True)
-        self._lineages[seg] = _bale._open_segment(self._file(_segment_name(seg)), len(EMPTY_REGION))
+        self._lineages[seg] = self._open_seg(seg, len(EMPTY_REGION))
         self._labels.setdefault(label, []).append(seg)
         return seg
 
@@ -917,7 +970,7 @@ class Store(_bale._StoreReads, MutableMapping):
         h = self._lineages.get(seg)
         if h is None:
             info = self._segments()[seg]
-            h = _bale._open_segment(self._file(_segment_name(seg)), info.length)
+            h = self._open_seg(seg, info.length)
             self._lineages[seg] = h
         return h
 
@@ -961,17 +1014,25 @@ class Store(_bale._StoreReads, MutableMapping):
         txn.count += 1
         txn.pending[key] = (seg, end, root, flags)
 
-    def _append(self, txn: _Txn, seg: int, value, share: bool):
+    def _append(self, txn: _Txn, seg: int, value, share: bool, allowed: dict | None = None):
         """Appends ``value`` to ``seg`` in memory; its bytes go to the file
-        in runs of WRITE_RUN bytes, and at the commit."""
+        in runs of WRITE_RUN bytes, and at the commit. Views of values of
+        the segments that are keys of ``allowed`` (by default, every segment
+        of the transaction) are referenced where they are."""
+        if allowed is None:
+            allowed = txn.segments
         h = self._lineage(seg)
         if h._tail != h.nbytes:
             # Its lineage was appended to past it (by an abandoned batch, or
             # by hand through a stored value's region): continue from the file.
-            h = self._lineages[seg] = _bale._open_segment(self._file(_segment_name(seg)), h.nbytes)
+            h = self._lineages[seg] = self._open_seg(seg, h.nbytes)
         start = h.nbytes
-        grown = h.append(value, share=share)
+        grown, refs = h._store_append(value, self._segs, allowed, share=share)
         txn.touched.add(seg)
+        if refs:
+            # Kept while this segment is (STORE.md, *References between segments*).
+            info = txn.segments[seg]
+            info.refs = tuple(sorted(set(info.refs).union(refs)))
         self._lineages[seg] = grown
         run = txn.unwritten.get(seg)
         if run is None:
@@ -1001,7 +1062,7 @@ class Store(_bale._StoreReads, MutableMapping):
         if e is _MISSING or e is None:
             return False
         info = txn.segments.get(e[0])
-        if info is None:
+        if info is None or info.held:
             return False
         info.live -= 1
         txn.count -= 1
@@ -1023,12 +1084,12 @@ class Store(_bale._StoreReads, MutableMapping):
             txn = self._current()
             dropped = 0
             for seg in self._labels.get(label, ()):
-                info = txn.segments.pop(seg, None)
-                if info is None:
+                info = txn.segments.get(seg)
+                if info is None or info.held:
                     continue
-                dropped += info.live
-                txn.count -= info.live
-                txn.dead_files += [_segment_name(seg), _sums_name(seg)]
+                live = info.release()  # the commit removes it, unless referenced
+                dropped += live
+                txn.count -= live
                 self._lineages.pop(seg, None)
             return dropped
 
@@ -1111,6 +1172,7 @@ class Store(_bale._StoreReads, MutableMapping):
                 self._gate()
                 self._unlock()
                 return
+            self._release_unreferenced(txn)
             for seg in sorted(txn.touched):
                 if seg not in txn.segments:
                     continue  # dropped in this transaction
@@ -1133,10 +1195,6 @@ class Store(_bale._StoreReads, MutableMapping):
                 finally:
                     os.close(sfd)
                 info.sums += len(spans)
-            for seg, info in list(txn.segments.items()):
-                if info.live == 0 and not info.open and info.puts:
-                    del txn.segments[seg]
-                    txn.dead_files += [_segment_name(seg), _sums_name(seg)]
             delta = dict(self._delta())
             delta.update(txn.pending)
             levels, replaced = self._snap.levels, []  # type: tuple, list[str]
@@ -1184,6 +1242,27 @@ class Store(_bale._StoreReads, MutableMapping):
         finally:
             self._unlock()
 
+    def _release_unreferenced(self, txn: _Txn) -> None:
+        """Removes the rows that no kept segment needs (STORE.md, *Writing*,
+        4.2). A segment is kept when it is open or has live values, or when
+        a kept segment references it: then it is *held*, its values dead
+        and its bytes kept for the references. O(segments + references)."""
+        segments = txn.segments
+        roots = [s for s, i in segments.items() if not i.held and (i.live or i.open or not i.puts)]
+        kept: set[int] = set()
+        while roots:
+            seg = roots.pop()
+            if seg not in kept:
+                kept.add(seg)
+                roots.extend(segments[seg].refs)
+        for seg, info in list(segments.items()):
+            if seg not in kept:
+                del segments[seg]
+                txn.dead_files += [_segment_name(seg), _sums_name(seg)]
+                self._lineages.pop(seg, None)
+            elif not info.held and not info.live and not info.open and info.puts:
+                info.held = True  # emptied, and referenced
+
     def _load_snapshot_after_commit(self, generation, txn, levels, delta) -> _Snapshot:
         for seg in list(self._lineages):
             if seg not in txn.segments:
@@ -1208,13 +1287,13 @@ class Store(_bale._StoreReads, MutableMapping):
                 # worth per label, not everything it wrote).
                 self._lineages.pop(seg, None)
                 if m is None or m.nbytes < info.length or seg in self._in_memory:
-                    m = _bale._open_segment(self._file(_segment_name(seg)), info.length, False)
+                    m = self._open_seg(seg, info.length, False)
                     self._in_memory.discard(seg)
             elif m is None or m.nbytes < info.length:
                 lineage = self._lineages.get(seg)
                 m = lineage if lineage is not None and lineage.nbytes >= info.length else None
                 if m is None:
-                    m = _bale._open_segment(self._file(_segment_name(seg)), info.length)
+                    m = self._open_seg(seg, info.length)
                 else:
                     self._in_memory.add(seg)
             maps[seg] = m
@@ -1269,9 +1348,14 @@ class Store(_bale._StoreReads, MutableMapping):
                 self._sweep(self._snap)
                 for info in txn.segments.values():
                     if info.puts and not info.live:
-                        info.open = False  # empty: removed at the commit
+                        info.open = False  # empty: removed at the commit (or held, if referenced)
+                # A segment other segments reference stays whatever is moved
+                # out of it: moving its values would only copy them.
+                referenced = {r for info in txn.segments.values() for r in info.refs}
                 sparse = {
-                    seg for seg, info in txn.segments.items() if info.puts and info.live * 2 <= info.puts and info.live
+                    seg
+                    for seg, info in txn.segments.items()
+                    if info.puts and info.live * 2 <= info.puts and info.live and not info.held and seg not in referenced
                 }
                 for seg in sparse:
                     # Sealed first: no moved value may land in a segment still to move.
@@ -1282,8 +1366,12 @@ class Store(_bale._StoreReads, MutableMapping):
                         e = self._live_entry(key)
                         if e[0] in sparse:
                             moving.setdefault(e[0], []).append((key, e))
-                    for seg, items in moving.items():
-                        self._move(txn, seg, items)
+                    self._moving = sparse
+                    try:
+                        for seg, items in moving.items():
+                            self._move(txn, seg, items)
+                    finally:
+                        self._moving = frozenset()
             return max(0, before - self._disk_usage())
 
     def _move(self, txn: _Txn, seg: int, items: list) -> None:
@@ -1299,7 +1387,10 @@ class Store(_bale._StoreReads, MutableMapping):
         if len(values) == 2:
             values += (None,)  # a 2-tuple of small ints would be a PAIR slot, with no item slots
         new = self._open_segment_of(txn, label)
-        grown = self._append(txn, new, values, True)
+        # Copied, not referenced: the values leave `seg` (and the segments
+        # moved with it); references they hold to other segments stay.
+        allowed = {s: None for s in txn.segments if s not in self._moving}
+        grown = self._append(txn, new, values, True, allowed)
         end, _, flags = grown._layout
         slots = grown._item_slots()
         out = txn.segments[new]
@@ -1309,8 +1400,7 @@ class Store(_bale._StoreReads, MutableMapping):
         out.live += len(items)
         out.puts += len(items)
         info.live -= len(items)
-        del txn.segments[seg]
-        txn.dead_files += [_segment_name(seg), _sums_name(seg)]
+        info.release()  # removed at the commit
 
     # ----------------------------------------------------------------- checks
 
@@ -1368,14 +1458,29 @@ class Store(_bale._StoreReads, MutableMapping):
             _bale._open_index(self._file(_index_name(file_id)), verify=True)
         values = 0
         live: dict[int, int] = {}
+        segments = self._segments()
         for key in self:
             e = self._live_entry(key)
             try:
-                _bale.thaw(self._handle(e).root)
+                handle = self._handle(e)
+                # Read in full, through every reference to another segment.
+                _bale.thaw(handle.root)
+                named = _bale._extern_segments(handle)
             except FormatError as err:
                 raise _format_error(self._file(_segment_name(e[0])), f"value of key {key!r}: {err}") from None
+            missing = set(named).difference(segments[e[0]].refs)
+            if missing:
+                # A drop could then free data this value reaches.
+                raise _format_error(
+                    self._file(_segment_name(e[0])),
+                    f"value of key {key!r} references segments {sorted(missing)}, which its segment's row does not list",
+                )
             values += 1
             live[e[0]] = live.get(e[0], 0) + 1
+        referenced = {r for info in segments.values() for r in info.refs}
+        for seg, info in segments.items():
+            if info.held and seg not in referenced:
+                raise _format_error(self._file(_segment_name(seg)), f"segment {seg} is held, but no segment references it")
         for seg, info in self._segments().items():
             if live.get(seg, 0) != info.live:
                 raise _format_error(
@@ -1396,6 +1501,8 @@ class Store(_bale._StoreReads, MutableMapping):
                 "values": len(self),
                 "labels": self.labels(),
                 "segments": len(snap.segments),
+                "held_segments": sum(i.held for i in snap.segments.values()),
+                "references": sum(len(i.refs) for i in snap.segments.values()),
                 "segment_bytes": sum(i.length for i in snap.segments.values()),
                 "index_files": [entries for _, entries in snap.levels],
                 "delta_entries": len(snap.delta),
@@ -1420,6 +1527,7 @@ class Store(_bale._StoreReads, MutableMapping):
                 self._lock_fd = -1
             self._lineages = {}
             self._maps = {}
+            self._segs = _bale._Segments()  # values read before hold their own
             self._fast = ((), {})
             self._gate()
             self._in_memory = set()

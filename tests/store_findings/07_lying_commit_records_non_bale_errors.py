@@ -18,7 +18,7 @@ def case(name, change, gen=None):
     d = os.path.join(tempfile.mkdtemp(), "s")
     small_store(d)
     name_sb = newest_super(d)
-    g, payload = _store._read_superblock(name_sb)
+    g, _version, payload = _store._read_superblock(name_sb)
     record = bale.thaw(bale.load(payload).root)
     change(record)
     if gen is not None:

@@ -23,8 +23,8 @@ moved = rows[sealed][2]
 def lie(record):
     seg = record["segments"]
     a, b = seg[sealed], seg[last]
-    seg[sealed] = (a[0], a[1], 0, a[3], a[4], a[5])
-    seg[last] = (b[0], b[1], b[2] + moved, b[3], b[4], b[5])
+    seg[sealed] = (a[0], a[1], 0, *a[3:])
+    seg[last] = (b[0], b[1], b[2] + moved, *b[3:])
 rewrite_record(d, lie)
 
 try:

@@ -48,7 +48,7 @@ for case in range(CASES):
     d = os.path.join(tempfile.mkdtemp(), "s")
     shutil.copytree(base, d)
     name = newest_super(d)
-    g, payload = _store._read_superblock(name)
+    g, _version, payload = _store._read_superblock(name)
     rec = bale.thaw(bale.load(payload).root)
     where = rng.choice(["top", "segrow", "level", "delta", "delta", "segkey"])
     if where == "top":
@@ -56,7 +56,7 @@ for case in range(CASES):
         rec[k] = junk(); what = f"{k}={rec[k]!r:.60}"
     elif where == "segrow" and rec["segments"]:
         seg = rng.choice(sorted(rec["segments"]))
-        row = list(rec["segments"][seg]); i = rng.randrange(6); row[i] = junk()
+        row = list(rec["segments"][seg]); i = rng.randrange(len(row)); row[i] = junk()
         rec["segments"][seg] = tuple(row); what = f"segments[{seg}][{i}]={row[i]!r:.60}"
     elif where == "segkey" and rec["segments"]:
         seg = rng.choice(sorted(rec["segments"]))

@@ -17,18 +17,18 @@ def rewrite_record(path, change) -> None:
     """Rewrites the newest commit record through ``change(dict)`` with a
     valid checksum (a liar, not a torn write)."""
     name = newest_super(path)
-    generation, payload = _store._read_superblock(name)
+    generation, _version, payload = _store._read_superblock(name)
     record = bale.thaw(bale.load(payload).root)
     change(record)
-    write_record(name, generation, record)
+    write_record(name, generation, record, _version)
 
 
-def write_record(name, generation, record):
+def write_record(name, generation, record, version=_store.VERSION):
     body = bytes(bale.compact(record))
-    head = _store.SUPER_HEADER.pack(_store.MAGIC, 1, 0, generation, len(body), 0)
+    head = _store.SUPER_HEADER.pack(_store.MAGIC, version, 0, generation, len(body), 0)
     checksum = _bale._xxh3(head[:-8] + body)
     with open(name, "wb") as f:
-        f.write(_store.SUPER_HEADER.pack(_store.MAGIC, 1, 0, generation, len(body), checksum) + body)
+        f.write(_store.SUPER_HEADER.pack(_store.MAGIC, version, 0, generation, len(body), checksum) + body)
 
 
 def small_store(path, n=20):

@@ -202,6 +202,10 @@ fn print_value<'a>(r: &Reader<'a>, root: Value<'a>, out: &mut impl Write) -> Res
                     }
                 }
             }
+            // Only a store can follow it: print what it names.
+            Value::Extern(x) => {
+                out.write_all(format!("<segment {} bytes 0..{}, slot 0x{:x}>", x.segment, x.end, x.slot).as_bytes())?
+            }
         }
     }
     Ok(())

@@ -93,7 +93,8 @@ fn key_eq(r: Compared<bool>) -> Result<bool> {
 fn needs_python(v: &Value<'_>) -> bool {
     match v {
         Value::Ext(e) => !crate::typed::hashable_ext(e),
-        Value::NdArray(_) | Value::Record(_) => true,
+        // Only the store can read what it names.
+        Value::NdArray(_) | Value::Record(_) | Value::Extern(_) => true,
         _ => false,
     }
 }

@@ -103,6 +103,8 @@ pub const KIND_PATH: u8 = 0x21;
 pub const KIND_DICT_CLASS: u8 = 0x22;
 /// A dict whose keys are one-byte ids into a shared SHAPE (see `id_dict`).
 pub const KIND_ID_DICT: u8 = 0x23;
+/// A reference to a value in another segment of a store (see `extern_ref`).
+pub const KIND_EXTERN: u8 = 0x24;
 
 /// Flavors of a record type: how a reader rebuilds its instances.
 pub const FLAVOR_DATACLASS: u64 = 1;

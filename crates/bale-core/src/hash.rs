@@ -207,6 +207,7 @@ fn hash_at(r: &Reader<'_>, v: Value<'_>, depth: usize, steps: &mut usize) -> Res
             return Err(FormatError::new("unhashable value (list, dict, set or array) used as a key or set element"))
         }
         Value::Record(r) => return Err(FormatError::at(r.start, "a record is not stored as a key or set element")),
+        Value::Extern(x) => return Err(crate::extern_ref::unhashable(&x)),
     })
 }
 

@@ -28,6 +28,9 @@ pub struct JsonError {
     pub reason: String,
     /// The bytes themselves are malformed (rather than valid but not JSON).
     pub malformed: bool,
+    /// The value holds a reference to another segment of a store, which
+    /// only the store can read (the caller may convert the value it reads).
+    pub needs_store: bool,
 }
 
 impl std::fmt::Display for JsonError {
@@ -206,8 +209,9 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
             fail = *inner;
         }
         match fail {
-            Fail::Malformed(e) => JsonError { path, reason: e.to_string(), malformed: true },
-            Fail::NotJson(reason) => JsonError { path, reason, malformed: false },
+            Fail::Malformed(e) => JsonError { path, reason: e.to_string(), malformed: true, needs_store: false },
+            Fail::NotJson(reason) => JsonError { path, reason, malformed: false, needs_store: false },
+            Fail::Extern(e) => JsonError { path, reason: e.to_string(), malformed: false, needs_store: true },
             Fail::Item(..) => unreachable!("unwrapped above"),
         }
     }
@@ -265,6 +269,7 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
                 let v = self.r.record_value(rec, 1).map_err(Fail::Malformed)?;
                 self.value(v, out)?;
             }
+            Value::Extern(x) => return Err(Fail::Extern(crate::extern_ref::unresolved(&x))),
             other => return Err(Fail::NotJson(format!("a {} has no JSON form", self.type_label(&other)))),
         }
         Ok(())
@@ -326,6 +331,8 @@ impl<'r, 'a> JsonWriter<'r, 'a> {
 enum Fail {
     Malformed(FormatError),
     NotJson(String),
+    /// A reference to another segment (`JsonError::needs_store`).
+    Extern(FormatError),
     /// The failure of item `i` of a number list (not on the stack).
     Item(usize, Box<Fail>),
 }
@@ -574,6 +581,7 @@ fn kind_name(v: &Value<'_>) -> &'static str {
         Value::NdArray(_) => "ndarray",
         Value::NumList(_) | Value::Column(_) => "list",
         Value::Record(_) => "record",
+        Value::Extern(_) => "reference to another segment",
     }
 }
 
@@ -590,5 +598,5 @@ fn short_repr(v: &Value<'_>) -> String {
 
 /// Convenience for callers holding a `Result` from the reader.
 pub fn malformed(e: FormatError) -> JsonError {
-    JsonError { path: "root".into(), reason: e.to_string(), malformed: true }
+    JsonError { path: "root".into(), reason: e.to_string(), malformed: true, needs_store: false }
 }

@@ -25,6 +25,7 @@ pub mod dict_class;
 pub mod encoder;
 pub mod equality;
 pub mod error;
+pub mod extern_ref;
 pub mod format;
 pub mod fraction;
 pub mod hash;
@@ -47,6 +48,7 @@ pub use columns::{Child, Column, ColumnKind};
 pub use encoder::{encode, Container, Source, Walk};
 pub use equality::values_eq;
 pub use error::{FormatError, Result};
+pub use extern_ref::Extern;
 pub use reader::{
     announced_length, compute_checksum, compute_checksum_split, fill_checksum, header_bytes, parse_header, xxh3_64,
     ChecksumStream, Dict, Header, NdArray, NumList, Number, Reader, RecType, Record, Region, Seq, Str, Table, Value,

@@ -39,6 +39,9 @@ pub enum Value<'a> {
     /// A list stored in columns: a TABLE (its items are dicts), a
     /// STR_COLUMN (strings) or a LIST_COLUMN (lists); see `columns`.
     Column(Column),
+    /// A reference to a value in another segment of a store (a dict or a
+    /// list there), which only the store can resolve; see `extern_ref`.
+    Extern(crate::extern_ref::Extern),
 }
 
 /// A list stored as `len` raw little-endian i64 (or f64, when `float`) at `pos`.
@@ -671,6 +674,14 @@ impl<'a> Reader<'a> {
                 let class = self.word(body)?;
                 crate::dict_class::check_word(class).map_err(|m| bad(off, m))?;
                 Ok(Value::Dict(Dict { start: off, shape, ids: 0, values: body + 8, len: n, row: None, class }))
+            }
+            KIND_EXTERN => {
+                self.extent(off, crate::extern_ref::EXTERN_BYTES, limit, "reference to another segment")?;
+                if n != 0 {
+                    return Err(bad(off, "reference to another segment has a non-zero length field"));
+                }
+                let w = [self.word(body)?, self.word(body + 8)?, self.word(body + 16)?, self.word(body + 24)?];
+                crate::extern_ref::decode(off, w).map(Value::Extern).map_err(|m| FormatError::at(off, m))
             }
             KIND_TABLE => self.decode_table(off, n, limit),
             KIND_STR_COLUMN => self.decode_str_column(off, n, limit),

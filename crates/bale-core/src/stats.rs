@@ -26,6 +26,8 @@ pub struct Stats {
     pub slots: u64,
     /// Record types in the order first met: qualified name, flavor, field names.
     pub types: Vec<TypeInfo>,
+    /// The segments EXTERN objects name (a store's value).
+    pub extern_segments: std::collections::BTreeSet<u32>,
 }
 
 /// One entry of a region's type table.
@@ -115,7 +117,8 @@ const K_STR_COLUMN: usize = 19;
 const K_LIST_COLUMN: usize = 20;
 const K_DICT: usize = 21;
 const K_ID_DICT: usize = 22;
-const NAMES: [&str; 23] = [
+const K_EXTERN: usize = 23;
+const NAMES: [&str; 24] = [
     "lists (floats, raw)",
     "lists (ints, raw)",
     "numpy arrays",
@@ -139,6 +142,7 @@ const NAMES: [&str; 23] = [
     "list columns",
     "dicts",
     "dicts (key ids)",
+    "references to other segments",
 ];
 
 /// Walks everything reachable from `root`, each stored object once.
@@ -232,6 +236,10 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
                 use_shape(&mut st, &mut stack, d.shape, 1);
                 push_run(&mut stack, d.values, d.len, d.start);
                 (if d.ids != 0 { K_ID_DICT } else { K_DICT }, (d.values - d.start) as u64 + 8 * d.len as u64)
+            }
+            Value::Extern(x) => {
+                st.extern_segments.insert(x.segment);
+                (K_EXTERN, crate::extern_ref::EXTERN_BYTES as u64)
             }
         };
         let e = &mut tally[kind];
@@ -392,6 +400,7 @@ mod tests {
                         (d.values - d.start) as u64 + 8 * d.len as u64,
                     )
                 }
+                Value::Extern(_) => ("references to other segments", crate::extern_ref::EXTERN_BYTES as u64),
             };
             let e = st.kinds.entry(kind).or_default();
             e.count += 1;

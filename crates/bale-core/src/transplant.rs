@@ -106,6 +106,26 @@ struct Copied {
     /// For a source of up to `EXACT_LEAVES_MAX_BYTES`: every leaf copied,
     /// exactly (then `leaves` is unused).
     exact: Option<HashMap<u64, u64>>,
+    /// What to do with EXTERN objects: without a policy, they are refused.
+    externs: Option<ExternPolicy>,
+    /// Whether a copy was refused for an EXTERN object it could not keep.
+    met_extern: bool,
+}
+
+/// How a copy into a segment of a store treats the EXTERN objects of its
+/// source (a value of another segment of the same store): one naming the
+/// destination's own segment becomes a plain reference (its bytes are the
+/// destination's, below `own_end`), one naming an `allowed` segment is
+/// copied as it is and its segment added to `kept`.
+#[derive(Debug, Default)]
+pub struct ExternPolicy {
+    pub own: u32,
+    pub own_end: u64,
+    pub allowed: rustc_hash::FxHashSet<u32>,
+    pub kept: std::collections::BTreeSet<u32>,
+    /// Header flags the plain references need (SHARED, and CYCLIC when a
+    /// referenced region has it).
+    pub flags: u32,
 }
 
 /// One copy: the stored values of `src` as a `Source` writing into `dst`.
@@ -129,8 +149,28 @@ impl Transplant {
                 shapes: HashMap::default(),
                 leaves: Vec::new(),
                 exact: (src.buf().len() <= EXACT_LEAVES_MAX_BYTES).then(HashMap::default),
+                externs: None,
+                met_extern: false,
             },
         }
+    }
+
+    /// This copy with `policy` for EXTERN objects (see `ExternPolicy`).
+    pub fn with_externs(mut self, policy: ExternPolicy) -> Transplant {
+        self.copied.externs = Some(policy);
+        self
+    }
+
+    /// The EXTERN policy given, with what the copies so far kept.
+    pub fn externs(&self) -> Option<&ExternPolicy> {
+        self.copied.externs.as_ref()
+    }
+
+    /// Whether a copy failed on an EXTERN object that it could not keep
+    /// (the caller may copy the value as read through its store instead;
+    /// this `Transplant` must then not be used again).
+    pub fn met_extern(&self) -> bool {
+        self.copied.met_extern
     }
 
     /// Whether a container was referenced again (the destination needs `FLAG_SHARED`).
@@ -145,7 +185,7 @@ impl Transplant {
     /// value was referenced again, and `FLAG_CYCLIC` (with `FLAG_SHARED`)
     /// when forward references were written.
     pub fn flags(&self) -> u32 {
-        let mut flags = 0;
+        let mut flags = self.copied.externs.as_ref().map_or(0, |p| p.flags);
         if self.made_shared() {
             flags |= FLAG_SHARED;
         }
@@ -558,6 +598,21 @@ impl<'a> StoredValues<'_, 'a> {
             Value::Dict(_) => return Err(FormatError::new("a dict cannot be a set element or dict key")),
             Value::Column(_) => return Err(FormatError::new("a list cannot be a set element or dict key")),
             Value::Record(_) => return Err(FormatError::new("a record cannot be a set element or dict key")),
+            Value::Extern(x) if depth > 0 => return Err(crate::extern_ref::unhashable(&x)),
+            Value::Extern(x) => match &mut self.copied.externs {
+                Some(p) if x.segment == p.own && x.end <= p.own_end => {
+                    p.flags |= FLAG_SHARED | (x.flags & FLAG_CYCLIC);
+                    x.slot
+                }
+                Some(p) if x.segment != p.own && p.allowed.contains(&x.segment) => {
+                    p.kept.insert(x.segment);
+                    self.dst.extern_ref(&x)
+                }
+                _ => {
+                    self.copied.met_extern = true;
+                    return Err(crate::extern_ref::unresolved(&x));
+                }
+            },
         })
     }
 }

@@ -427,6 +427,16 @@ impl Builder {
         self.table_with_prefix(KIND_TYPE, &[flavor, name], fields, hashes) as u64
     }
 
+    /// An EXTERN object naming `x`'s target (its `start` is ignored).
+    pub fn extern_ref(&mut self, x: &crate::extern_ref::Extern) -> u64 {
+        let off = self.len();
+        self.put(header_word(KIND_EXTERN, 0));
+        for w in crate::extern_ref::words(x) {
+            self.put(w);
+        }
+        off as u64
+    }
+
     /// A record of the type at `ty`, one value per field.
     pub fn record(&mut self, ty: u64, values: &[u64]) -> u64 {
         let off = self.len();

@@ -230,6 +230,7 @@ fn walk(region: &Region<'_>, budget: usize, strict: bool) -> Result<usize, Forma
                     stack.push(r.record_value(rec, i)?);
                 }
             }
+            Value::Extern(_) => assert!(hashable.is_err(), "an EXTERN hashed"),
         }
     }
     Ok(steps)
@@ -647,7 +648,7 @@ fn invalid_tag_and_constants() {
 
 #[test]
 fn unknown_object_kinds() {
-    for kind in [0x00u8, 0x24, 0x7F, 0xFF] {
+    for kind in [0x00u8, 0x25, 0x7F, 0xFF] {
         let bytes = raw_region(&[header_word(kind, 0), 0], 64, 0);
         refuse(&bytes, &["kind"]);
         // Also as a list element.

@@ -103,6 +103,7 @@ fn kind(v: &Value<'_>) -> &'static str {
         Value::Ext(_) => "a typed scalar",
         Value::NdArray(_) => "a numpy array",
         Value::Record(_) => "a record",
+        Value::Extern(_) => "a dict or a list in another segment",
     }
 }
 

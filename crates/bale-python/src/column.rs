@@ -51,6 +51,7 @@ pub fn column(py: Python<'_>, records: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>
         for i in 0..seq.len() {
             let d = match seq.get(&r, i).map_err(format_error)? {
                 Value::Dict(d) => d,
+                Value::Extern(_) => return column_through_views(py, records, key),
                 _ => return Err(PyTypeError::new_err(format!("column(): item {i} is not a dict"))),
             };
             // The key's index in the shape; an ID_DICT's place of it is its own.
@@ -76,6 +77,57 @@ pub fn column(py: Python<'_>, records: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>
         out.append(value_to_py(py, &region, &v)?)?;
     }
     Ok(out.into_any().unbind())
+}
+
+/// `column` of a store's list whose items reference dicts in other
+/// segments: each item read through its view (rare, and never in the hot
+/// path above), with the same result.
+#[cold]
+fn column_through_views(py: Python<'_>, records: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let n = records.len()?;
+    let mut values = Vec::with_capacity(n);
+    for i in 0..n {
+        let item = records.get_item(i)?;
+        if item.cast::<crate::views::DictView>().is_err() {
+            return Err(PyTypeError::new_err(format!("column(): item {i} is not a dict")));
+        }
+        match item.get_item(key) {
+            Ok(v) => values.push(v),
+            Err(e) if e.is_instance_of::<PyKeyError>(py) => return Err(missing(i, key)),
+            Err(e) => return Err(e),
+        }
+    }
+    let mut ints = Vec::with_capacity(n);
+    let mut floats: Option<Vec<f64>> = None;
+    let mut all_numbers = true;
+    for v in &values {
+        if v.is_exact_instance_of::<pyo3::types::PyInt>() {
+            let Ok(i) = v.extract::<i64>() else {
+                all_numbers = false;
+                break;
+            };
+            match &mut floats {
+                Some(f) => f.push(i as f64),
+                None => ints.push(i),
+            }
+        } else if v.is_exact_instance_of::<pyo3::types::PyFloat>() {
+            let f = floats.get_or_insert_with(|| ints.iter().map(|&i| i as f64).collect());
+            f.push(v.extract::<f64>()?);
+        } else {
+            all_numbers = false;
+            break;
+        }
+    }
+    if all_numbers {
+        let nums = match floats {
+            Some(f) => Numbers::Floats(f),
+            None => Numbers::Ints(ints),
+        };
+        if let Some(array) = to_numpy(py, nums)? {
+            return Ok(array);
+        }
+    }
+    Ok(PyList::new(py, values)?.into_any().unbind())
 }
 
 fn missing(i: usize, key: &Bound<'_, PyAny>) -> PyErr {

@@ -143,6 +143,9 @@ pub struct Compactor<'py> {
     target: Option<Py<Region>>,
     /// Copies made from views of other regions, by region.
     transplants: FxHashMap<usize, (Py<Region>, Transplant)>,
+    /// Appending to a store's segment: what may be referenced in its other
+    /// segments (`store_segments::ExternTarget`).
+    pub externs: Option<crate::store_segments::ExternTarget>,
     /// Header flags the result needs.
     flags: u32,
     /// Shapes of string keys by content, kept across compactions by a
@@ -217,6 +220,15 @@ pub struct Compactor<'py> {
     python_runs: u64,
 }
 
+/// What `view_slot` made of a value.
+enum ViewSlot {
+    NotAView,
+    Slot(u64),
+    /// A native copy of the view (kept alive by `keepalive`), to visit
+    /// as any value: the view holds what only its store can read.
+    Native(*mut PyObject),
+}
+
 // Note [Python code during compaction]
 // The compactor reads the input through borrowed pointers (list items,
 // `PyDict_Next` entries) and remembers objects by address (strings met
@@ -267,6 +279,7 @@ impl<'py> Compactor<'py> {
             walk: Walk::new(false),
             target: None,
             transplants: FxHashMap::default(),
+            externs: None,
             flags: 0,
             shapes_by_content: None,
             types_by_content: None,
@@ -449,6 +462,17 @@ impl<'py> Compactor<'py> {
     pub fn run_key(&mut self, key: &Bound<'py, PyAny>) -> PyResult<(u64, u64)> {
         unsafe { self.key(key.as_ptr(), 0) }
             .map_err(|f| self.key_failure(f, format!(": key {}", self.repr(key.as_ptr()))))
+    }
+
+    /// The other segments of the store that the bytes written reference.
+    pub fn extern_segments(&self) -> std::collections::BTreeSet<u32> {
+        let mut all = self.externs.as_ref().map(|e| e.kept.clone()).unwrap_or_default();
+        for (_, t) in self.transplants.values() {
+            if let Some(p) = t.externs() {
+                all.extend(p.kept.iter().copied());
+            }
+        }
+        all
     }
 
     /// The header flags the result needs (SHARED, CYCLIC).
@@ -860,8 +884,10 @@ impl<'py> Compactor<'py> {
             }
             return Ok(Some(slot));
         }
-        if let Some(slot) = self.view_slot(obj)? {
-            return Ok(Some(slot));
+        match self.view_slot(obj)? {
+            ViewSlot::Slot(slot) => return Ok(Some(slot)),
+            ViewSlot::Native(native) => return self.visit(native),
+            ViewSlot::NotAView => {}
         }
         self.typed(obj, tp)
     }
@@ -1154,11 +1180,13 @@ impl<'py> Compactor<'py> {
     }
 
     /// The slot of a view met in the input: where it is, when it lives in
-    /// the region being appended to; else a native copy from its region.
-    unsafe fn view_slot(&mut self, obj: *mut PyObject) -> PyResult<Option<u64>> {
+    /// the region being appended to (or in the same segment of the store);
+    /// a reference to it, when it lives in another segment of the store
+    /// appended to; else a native copy from its region.
+    unsafe fn view_slot(&mut self, obj: *mut PyObject) -> PyResult<ViewSlot> {
         let bound = Bound::from_borrowed_ptr(self.py, obj);
         let Some((region, node)) = view_parts(&bound) else {
-            return Ok(None);
+            return Ok(ViewSlot::NotAView);
         };
         let reg = region.get();
         let slot = node_slot(node);
@@ -1167,24 +1195,49 @@ impl<'py> Compactor<'py> {
                 // Handles of one lineage agree on every byte below their
                 // length, and the append starts past all of them.
                 self.flags |= FLAG_SHARED | (reg.flags() & FLAG_CYCLIC);
-                return Ok(Some(slot));
+                return Ok(ViewSlot::Slot(slot));
+            }
+        }
+        if let (Some(externs), Some(slot)) = (&mut self.externs, slot) {
+            if let Some((out, flags)) = externs.reference(self.py, reg, node, slot, &mut self.builder) {
+                self.flags |= flags;
+                return Ok(ViewSlot::Slot(out));
             }
         }
         self.copied_unchecked |= !reg.is_trusted();
         let key = region.as_ptr() as usize;
         let share = self.walk.shares();
-        let (_, t) = self
-            .transplants
-            .entry(key)
-            .or_insert_with(|| (region.clone_ref(self.py), Transplant::new(&reg.reader(), share, reg.is_shared())));
+        let (externs, py) = (&self.externs, self.py);
+        let (_, t) = self.transplants.entry(key).or_insert_with(|| {
+            let t = Transplant::new(&reg.reader(), share, reg.is_shared());
+            let policy = externs.as_ref().and_then(|e| e.policy_for(py, reg));
+            (
+                region.clone_ref(self.py),
+                match policy {
+                    Some(p) => t.with_externs(p),
+                    None => t,
+                },
+            )
+        });
         let r = reg.reader();
         let out = match slot {
             Some(slot) => t.copy(&r, &mut self.builder, slot, r.buf().len()),
             None => t.copy_value(&r, &mut self.builder, node.value()),
-        }
-        .map_err(crate::errors::format_error)?;
+        };
+        let out = match out {
+            Ok(out) => out,
+            Err(_) if t.met_extern() => {
+                // It holds references to other segments of its store, which
+                // the destination cannot hold: copy it as read through them.
+                // (The partial copy's bytes stay, unreferenced.)
+                self.transplants.remove(&key);
+                let native = self.python(obj, |c| c.thaw_view(obj))?.expect("a view");
+                return Ok(ViewSlot::Native(native));
+            }
+            Err(e) => return Err(crate::errors::format_error(e)),
+        };
         self.flags |= t.flags();
-        Ok(Some(out))
+        Ok(ViewSlot::Slot(out))
     }
 
     /// A view met in the input is copied through its native form (kept alive

@@ -33,6 +33,21 @@ pub fn to_json<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Boun
         bale_core::json::to_json(&r, v, &mut out)
     };
     match result {
+        Err(e) if e.needs_store => {
+            // References to other segments of a store: the value as read
+            // through them (a native copy), then its JSON.
+            let native = match value.cast::<Region>() {
+                Ok(region) => {
+                    let reg = region.get();
+                    crate::thawing::thaw_value(py, reg, reg.root_value()?)?
+                }
+                Err(_) => match view_parts(value) {
+                    Some((region, node)) => crate::thawing::thaw_value(py, region.get(), node.value())?,
+                    None => return Err(FormatError::new_err(e.to_string())),
+                },
+            };
+            to_json(py, native.bind(py))
+        }
         Ok(()) => Ok(PyBytes::new(py, &out)),
         Err(e) if e.malformed => Err(FormatError::new_err(e.to_string())),
         Err(e) => Err(PyValueError::new_err(e.to_string())),

@@ -24,6 +24,7 @@ mod scan_floor;
 mod spare_buffer;
 mod storage;
 mod store_index;
+mod store_segments;
 mod stream_table;
 mod streaming;
 mod tables;
@@ -226,9 +227,18 @@ fn fault_in_header(map: &memmap2::Mmap, advice: memmap2::Advice) {
 /// at `path` (read-only, shared) as a segment handle (`Region::segment`).
 /// `keep_file`: keep its descriptor, for appends to map the file again
 /// (a writer's open segments); otherwise it is closed once mapped.
+/// `place`: the store's registry and the segment's id; the handle's values
+/// resolve references to other segments through it, and the registry now
+/// holds these bytes for the segment.
 #[pyfunction]
-#[pyo3(signature = (path, length, keep_file = true))]
-fn _open_segment(py: Python<'_>, path: PathBuf, length: usize, keep_file: bool) -> PyResult<Py<Region>> {
+#[pyo3(signature = (path, length, keep_file = true, place = None))]
+fn _open_segment(
+    py: Python<'_>,
+    path: PathBuf,
+    length: usize,
+    keep_file: bool,
+    place: Option<(PyRef<'_, store_segments::SegmentsHandle>, u32)>,
+) -> PyResult<Py<Region>> {
     let file = open_regular(&path)?;
     let size = file.metadata().map_err(|e| os_error(e, &path))?.len();
     if size < length as u64 {
@@ -244,6 +254,14 @@ fn _open_segment(py: Python<'_>, path: PathBuf, length: usize, keep_file: bool) 
     let storage = if keep_file { Storage::mapped(map, file) } else { Storage::mapped_alone(map) };
     let region =
         Region::segment(storage, length).map_err(|e| FormatError::new_err(format!("{}: {}", path.display(), e)))?;
+    let region = match place {
+        Some((segments, segment)) => {
+            let place = store_segments::Place { segment, segments: segments.0.clone() };
+            region.register_in(&place);
+            region.placed(Some(place))
+        }
+        None => region,
+    };
     new_region(py, region)
 }
 
@@ -313,6 +331,7 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bytes_view::memoryview_of, m)?)?;
     m.add_function(wrap_pyfunction!(column::column, m)?)?;
     m.add_function(wrap_pyfunction!(info::region_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(info::_extern_segments, m)?)?;
     m.add_class::<streaming::Writer>()?;
     m.add_function(wrap_pyfunction!(json_stream::stream_json, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
@@ -325,6 +344,7 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_floor::_read_every_value, m)?)?;
     m.add_function(wrap_pyfunction!(store_index::_store_get, m)?)?;
     m.add_class::<store_index::StoreReads>()?;
+    m.add_class::<store_segments::SegmentsHandle>()?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(_layout_checks, m)?)?;
     m.add_function(wrap_pyfunction!(_compact_by_frames, m)?)?;

@@ -140,6 +140,9 @@ pub struct Region {
     /// A store index file's lookup table, in the storage after the region
     /// (`store_index.rs`); set by `_open_index` only.
     index_table: Option<bale_core::index_table::Place>,
+    /// A store's handle on a segment (and the handles made from it): the
+    /// segment and the store's other segments, which EXTERN objects name.
+    place: Option<crate::store_segments::Place>,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -174,6 +177,54 @@ impl Region {
             last_checked_index: std::sync::atomic::AtomicUsize::new(usize::MAX),
             closed: AtomicBool::new(false),
             index_table: None,
+            place: None,
+        }
+    }
+
+    /// This handle as one of a store's, on segment `place.segment`.
+    pub fn placed(mut self, place: Option<crate::store_segments::Place>) -> Region {
+        self.place = place;
+        self
+    }
+
+    /// Registers this handle's bytes as segment `place.segment`'s.
+    pub fn register_in(&self, place: &crate::store_segments::Place) {
+        place.segments.register(place.segment, &self.storage, self.len);
+    }
+
+    pub fn place(&self) -> Option<&crate::store_segments::Place> {
+        self.place.as_ref()
+    }
+
+    /// The value an EXTERN object of this handle names, as a handle whose
+    /// root it is: read from the bytes the store registered for its
+    /// segment. Only a dict or a list can be named (what writers make).
+    pub fn resolve_extern(&self, x: &bale_core::Extern) -> PyResult<Region> {
+        let fail = |what: String| crate::errors::FormatError::new_err(format!("at byte {}: {what}", x.start));
+        let Some(place) = &self.place else {
+            return Err(format_error(bale_core::extern_ref::unresolved(x)));
+        };
+        if x.segment == place.segment {
+            return Err(fail(format!("a reference to another segment names its own segment {}", x.segment)));
+        }
+        let Some((storage, len)) = place.segments.get(x.segment) else {
+            return Err(fail(format!(
+                "a reference names segment {}, which is not a segment of this store's snapshot",
+                x.segment
+            )));
+        };
+        if x.end as usize > len {
+            return Err(fail(format!(
+                "a reference names bytes up to {} of segment {}, which holds {len}",
+                x.end, x.segment
+            )));
+        }
+        let lineage = Lineage::starting(&storage, len);
+        let target = Region::handle(storage, x.end as usize, x.slot, x.flags, lineage, true, false)
+            .placed(Some(crate::store_segments::Place { segment: x.segment, segments: place.segments.clone() }));
+        match target.root_value()? {
+            Value::Dict(_) | Value::List(_) | Value::Column(_) | Value::NumList(_) => Ok(target),
+            _ => Err(fail(format!("a reference to segment {} names a value that is not a dict or a list", x.segment))),
         }
     }
 
@@ -307,6 +358,7 @@ impl Region {
     pub fn with_root(&self, root: u64) -> Region {
         let grown = self.grown || root != self.root;
         Region::handle(self.storage.clone(), self.len, root, self.flags, self.lineage.clone(), grown, self.trusted)
+            .placed(self.place.clone())
     }
 
     /// A store segment (see `python/bale/_store.py`): the first `len` bytes
@@ -343,7 +395,8 @@ impl Region {
                 "value flags 0x{flags:x} are not valid region flags"
             )));
         }
-        let handle = Region::handle(self.storage.clone(), len, root, flags, self.lineage.clone(), true, false);
+        let handle = Region::handle(self.storage.clone(), len, root, flags, self.lineage.clone(), true, false)
+            .placed(self.place.clone());
         handle.root_value()?;
         Ok(handle)
     }
@@ -392,8 +445,12 @@ impl Region {
         // Safety: there is room; every handle ends at or before `at`; the lock excludes other writers.
         unsafe { tail.storage.write(at, bytes) };
         tail.used = at + bytes.len();
+        if let Some(place) = &self.place {
+            place.segments.register(place.segment, &tail.storage, tail.used);
+        }
         // Not trusted: appends may copy tables from views of unverified regions.
-        Ok(Region::handle(tail.storage.clone(), tail.used, root, flags, self.lineage.clone(), true, false))
+        Ok(Region::handle(tail.storage.clone(), tail.used, root, flags, self.lineage.clone(), true, false)
+            .placed(self.place.clone()))
     }
 
     /// The header this handle has as a standalone region.
@@ -534,40 +591,35 @@ impl Region {
     /// handle, its views and buffers stay valid.
     #[pyo3(signature = (obj, *, share = false))]
     fn append(slf: &Bound<'_, Self>, obj: &Bound<'_, PyAny>, share: bool) -> PyResult<Py<Region>> {
-        let py = slf.py();
-        let me = slf.get().check_open()?;
-        let slot = me.begin_append()?;
-        let at = slot.at;
-        let mut c = crate::compactor::Compactor::new(py, 0).share(share).appending(slf.clone().unbind(), at);
-        // The memo is taken out for the append (which `begin_append` made
-        // this thread's alone) and put back after it, with what it wrote
-        // if the append succeeded, as it was if not: an entry must never
-        // name bytes the lineage does not hold.
-        let memo = std::mem::take(&mut *me.lineage.memo.lock().unwrap_or_else(|p| p.into_inner()));
-        c.shapes_by_content = Some(memo.shapes);
-        c.types_by_content = Some(memo.types);
-        let grown = c.run(obj).and_then(|root| {
-            // References to data already in the lineage set SHARED (and CYCLIC
-            // when that data is cyclic); new data alone is a tree unless shared.
-            let flags = c.flags();
-            me.finish_append(slot, c.builder.new_bytes(), root, flags)
-        });
-        let mut memo = AppendMemo {
-            shapes: c.shapes_by_content.take().unwrap_or_default(),
-            types: c.types_by_content.take().unwrap_or_default(),
+        Ok(append_to(slf, obj, share, None)?.0)
+    }
+
+    /// Store support: `append` to a handle of a store's segment, where
+    /// views of the store's other segments that are keys of `allowed` (the
+    /// writer's transaction's segment table) and were read through
+    /// `segments` are referenced instead of copied. Returns the grown
+    /// handle and the ids of the other segments its new bytes reference.
+    #[pyo3(signature = (obj, segments, allowed, *, share = false))]
+    fn _store_append(
+        slf: &Bound<'_, Self>,
+        obj: &Bound<'_, PyAny>,
+        segments: PyRef<'_, crate::store_segments::SegmentsHandle>,
+        allowed: Bound<'_, pyo3::types::PyDict>,
+        share: bool,
+    ) -> PyResult<(Py<Region>, Vec<u32>)> {
+        let me = slf.get();
+        let Some(place) = me.place() else {
+            return Err(PyValueError::new_err("_store_append: not a handle of a store's segment"));
         };
-        if grown.is_err() {
-            memo.shapes.retain(|_, &mut s| (s as usize) < at);
-            memo.types.retain(|_, &mut s| (s as usize) < at);
-        }
-        if memo.shapes.len() > APPEND_MEMO_MAX {
-            memo.shapes.clear();
-        }
-        if memo.types.len() > APPEND_MEMO_MAX {
-            memo.types.clear();
-        }
-        *me.lineage.memo.lock().unwrap_or_else(|p| p.into_inner()) = memo;
-        crate::new_region(py, grown?)
+        let target = crate::store_segments::ExternTarget {
+            own: place.segment,
+            at: 0,
+            segments: segments.0.clone(),
+            allowed: allowed.unbind(),
+            kept: Default::default(),
+        };
+        let (grown, kept) = append_to(slf, obj, share, Some(target))?;
+        Ok((grown, kept.into_iter().collect()))
     }
 
     /// Store support: where the lineage's next append goes (past this
@@ -582,6 +634,29 @@ impl Region {
     #[getter]
     fn _layout(&self) -> (usize, u64, u32) {
         (self.len, self.root, self.flags)
+    }
+
+    /// Store support: this handle (same bytes, same lineage) as segment
+    /// `segment` of the registry `segments`, which now holds its bytes.
+    fn _placed(
+        &self,
+        py: Python<'_>,
+        segments: PyRef<'_, crate::store_segments::SegmentsHandle>,
+        segment: u32,
+    ) -> PyResult<Py<Region>> {
+        let place = crate::store_segments::Place { segment, segments: segments.0.clone() };
+        self.register_in(&place);
+        let h = Region::handle(
+            self.storage.clone(),
+            self.len,
+            self.root,
+            self.flags,
+            self.lineage.clone(),
+            self.grown,
+            self.trusted,
+        )
+        .placed(Some(place));
+        crate::new_region(py, h)
     }
 
     /// Store support: a handle of this lineage on its first `len` bytes,
@@ -701,4 +776,50 @@ impl Region {
         };
         format!("<bale.Region {} bytes, root: {}>", self.len, what)
     }
+}
+
+/// `Region.append`, with references to other segments of a store when
+/// `externs` is given; also returns the segments referenced.
+fn append_to(
+    slf: &Bound<'_, Region>,
+    obj: &Bound<'_, PyAny>,
+    share: bool,
+    externs: Option<crate::store_segments::ExternTarget>,
+) -> PyResult<(Py<Region>, std::collections::BTreeSet<u32>)> {
+    let py = slf.py();
+    let me = slf.get().check_open()?;
+    let slot = me.begin_append()?;
+    let at = slot.at;
+    let mut c = crate::compactor::Compactor::new(py, 0).share(share).appending(slf.clone().unbind(), at);
+    c.externs = externs.map(|e| crate::store_segments::ExternTarget { at: at as u64, ..e });
+    // The memo is taken out for the append (which `begin_append` made
+    // this thread's alone) and put back after it, with what it wrote
+    // if the append succeeded, as it was if not: an entry must never
+    // name bytes the lineage does not hold.
+    let memo = std::mem::take(&mut *me.lineage.memo.lock().unwrap_or_else(|p| p.into_inner()));
+    c.shapes_by_content = Some(memo.shapes);
+    c.types_by_content = Some(memo.types);
+    let grown = c.run(obj).and_then(|root| {
+        // References to data already in the lineage set SHARED (and CYCLIC
+        // when that data is cyclic); new data alone is a tree unless shared.
+        let flags = c.flags();
+        me.finish_append(slot, c.builder.new_bytes(), root, flags)
+    });
+    let mut memo = AppendMemo {
+        shapes: c.shapes_by_content.take().unwrap_or_default(),
+        types: c.types_by_content.take().unwrap_or_default(),
+    };
+    if grown.is_err() {
+        memo.shapes.retain(|_, &mut s| (s as usize) < at);
+        memo.types.retain(|_, &mut s| (s as usize) < at);
+    }
+    if memo.shapes.len() > APPEND_MEMO_MAX {
+        memo.shapes.clear();
+    }
+    if memo.types.len() > APPEND_MEMO_MAX {
+        memo.types.clear();
+    }
+    *me.lineage.memo.lock().unwrap_or_else(|p| p.into_inner()) = memo;
+    let kept = c.extern_segments();
+    Ok((crate::new_region(py, grown?)?, kept))
 }

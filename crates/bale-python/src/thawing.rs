@@ -28,6 +28,8 @@ enum Frame {
 
 struct Thaw<'a, 'py> {
     py: Python<'py>,
+    /// The handle `r` reads: it resolves references to other segments.
+    region: &'a Region,
     r: Reader<'a>,
     /// Values a region without the SHARED flag can expand to (`step_budget`).
     budget: usize,
@@ -259,6 +261,16 @@ impl Drop for Thaw<'_, '_> {
 // dict exactly when one was opened after the tuple and is still open, that
 // is when more lists and dicts are open now than when the tuple was opened.
 
+/// The most references between segments a thaw follows one inside another:
+/// writers only make references to values committed before, so only a
+/// damaged store has a cycle of them, and this bound stops it.
+pub const MAX_EXTERN_DEPTH: usize = 200;
+
+thread_local! {
+    /// References between segments being followed by thaws on this thread.
+    static EXTERN_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// A deep native copy of `v`.
 pub fn thaw_value(py: Python<'_>, region: &Region, v: Value<'_>) -> PyResult<Py<PyAny>> {
     thaw_with_types(py, region, v, None)
@@ -290,6 +302,7 @@ pub fn thaw_bounded(
     let memo = region.is_shared().then(FxHashMap::default);
     let mut t = Thaw {
         py,
+        region,
         r: region.reader(),
         budget,
         shape_keys: FxHashMap::default(),
@@ -611,8 +624,28 @@ impl<'a, 'py> Thaw<'a, 'py> {
             }
             Value::Record(rec) => (self.record(rec)?, None),
             Value::Column(c) => (self.column(c)?, None),
+            Value::Extern(x) => (self.extern_value(&x)?.into_ptr(), None),
             _ => unreachable!("scalars are handled above"),
         })
+    }
+
+    /// The value in another segment that `x` names, thawed by a walk of its
+    /// own: its offsets are another region's.
+    #[cold]
+    fn extern_value(&mut self, x: &bale_core::Extern) -> PyResult<Py<PyAny>> {
+        let target = self.region.resolve_extern(x)?;
+        let depth = EXTERN_DEPTH.get();
+        if depth >= MAX_EXTERN_DEPTH {
+            return Err(malformed(&format!(
+                "references between segments nest more than {MAX_EXTERN_DEPTH} deep (or form a cycle, in a damaged store)"
+            )));
+        }
+        EXTERN_DEPTH.set(depth + 1);
+        let made = target.root_value().and_then(|v| {
+            thaw_bounded(self.py, &target, v, self.types.as_ref().map(|t| t.clone_ref(self.py)), self.max_depth)
+        });
+        EXTERN_DEPTH.set(depth);
+        made
     }
 
     /// A new list or tuple of `seq`'s items: filled when they are all

@@ -91,8 +91,18 @@ pub fn value_to_py(py: Python<'_>, region: &Py<Region>, v: &Value<'_>) -> PyResu
         Value::NumList(list) => untracked(Py::new(py, crate::number_list::NumberListView { region, list })?).into_any(),
         Value::Record(rec) => crate::record_view::record_to_py(py, region, rec)?,
         Value::NdArray(a) => crate::typed::ndarray_to_py(py, region.bind(py).as_any(), &a, false)?,
+        Value::Extern(x) => return extern_to_py(py, region.get(), &x),
         _ => unreachable!("scalars are handled above"),
     })
+}
+
+/// The view of the dict or list in another segment of a store that an
+/// EXTERN object names (`resolve_extern` allows nothing else).
+#[cold]
+fn extern_to_py(py: Python<'_>, region: &Region, x: &bale_core::Extern) -> PyResult<Py<PyAny>> {
+    let target = crate::new_region(py, region.resolve_extern(x)?)?;
+    let v = target.get().root_value()?;
+    value_to_py(py, &target, &v)
 }
 
 /// A value just read (or the error reading it) as a Python object. The
