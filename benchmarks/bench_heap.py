@@ -34,6 +34,15 @@ disk (``$TMPDIR``, or ``BALE_HEAP_DIR``), removed at the end. Items:
    item 3, read through the store every iteration, in the memory cgroup of
    item 4: bale views against diskcache (pickle spilled to SQLite); total
    time and time in the garbage collector (``gc.callbacks``).
+8. values built from other stored values (references between segments):
+   N base records under one label, then N values ``{"base": s[k], "rank":
+   i}`` under another, batched. bale references the base where it lies;
+   against bale made to copy it (the base thawed first: what a store
+   without references between segments stores) and LMDB + pickle (which
+   pickles the base again inside each value); time and bytes added. Then
+   bale's ``drop`` of the base label (the bases stay, held, while the
+   values reference them) and of the values' label (both freed), and a
+   warm get of ``s[k]["base"]["name"]`` against ``s[k]["name"]``.
 
 ``--items`` runs some of them (printed only: the report's section is written
 by a run of all items). Default mode takes about ten minutes on a 2-core
@@ -68,17 +77,17 @@ CGROUP_ROOT = "/sys/fs/cgroup/memory"
 MB = 1_000_000
 MiB = 1 << 20
 TITLE = "The store (bale.Store)"
-ALL_ITEMS = (1, 2, 3, 4, 5, 6, 7)
+ALL_ITEMS = (1, 2, 3, 4, 5, 6, 7, 8)
 
 CONFIG = {
-    "smoke": dict(put_n=2_000, put_real=300, durable=5, put_turns=1, get_n=3_000, gets=2_000, get_turns=2,
+    "smoke": dict(ref_n=300, put_n=2_000, put_real=300, durable=5, put_turns=1, get_n=3_000, gets=2_000, get_turns=2,
                   sizes=[1 * MB, 4 * MB], open_turns=1, ltm_size=4 * MB, limit=64 * MiB, ltm_gets=200,
                   readers=[1, 2], reader_secs=0.4, reader_turns=1, km_iters=2, drop_caches=False),
-    "quick": dict(put_n=20_000, put_real=5_000, durable=50, put_turns=2, get_n=100_000, gets=50_000, get_turns=3,
+    "quick": dict(ref_n=10_000, put_n=20_000, put_real=5_000, durable=50, put_turns=2, get_n=100_000, gets=50_000, get_turns=3,
                   sizes=[10 * MB, 100 * MB, 300 * MB], open_turns=3, ltm_size=300 * MB, limit=96 * MiB,
                   ltm_gets=1_000, readers=[1, 2, 4], reader_secs=1.5, reader_turns=2, km_iters=2,
                   drop_caches=True),
-    "full": dict(put_n=100_000, put_real=20_000, durable=150, put_turns=3, get_n=1_000_000, gets=100_000,
+    "full": dict(ref_n=50_000, put_n=100_000, put_real=20_000, durable=150, put_turns=3, get_n=1_000_000, gets=100_000,
                  get_turns=5, sizes=[10 * MB, 100 * MB, 1000 * MB], open_turns=3, ltm_size=1000 * MB,
                  limit=256 * MiB, ltm_gets=1_500, readers=[1, 2, 4], reader_secs=2.0, reader_turns=2, km_iters=2,
                  drop_caches=True),
@@ -429,6 +438,73 @@ def item_drop(paths: dict[str, str], n: int) -> dict:
     return out
 
 
+# --- 8. values built from other stored values ------------------------------------------------
+
+
+def item_refs(cfg: dict, work: str, real: list[dict]) -> dict:
+    """N bases, then N values holding one base each, batched: bale with
+    references, bale copying (base thawed first), LMDB + pickle."""
+    import bale
+
+    n = cfg["ref_n"]
+    bases = [(f"b:{i:08d}", real[i % len(real)]) for i in range(n)]
+    keys = [k for k, _ in bases]
+    out: dict = {"n": n, "base_bytes": sum(len(pickle.dumps(v, hb.PROTOCOL)) for _, v in bases) / n}
+    sides = {"bale": lambda s, k: s.s[k], "bale_copy": lambda s, k: bale.thaw(s.s[k]),
+             "lmdb": lambda s, k: s.get(k)}
+    order = list(sides)
+    random.Random(8).shuffle(order)
+    for name in order:
+        path = os.path.join(work, f"refs-{name}")
+        kind = "lmdb" if name == "lmdb" else "bale"
+        build(kind, path, bases, label="bases")
+        # (LMDB: values in the bases' database; the measure is the bytes and the time.)
+        side = hb.open_side(kind, path, label="bases") if kind == "lmdb" else hb.open_side(kind, path)
+        before = hb.disk_usage(path)
+        read = sides[name]
+        gc.collect()
+        t0 = time.perf_counter()
+        values = [(f"v:{i:08d}", {"base": read(side, k), "rank": i}) for i, k in enumerate(keys)]
+        side.refresh()  # LMDB: the read transaction ends before the write one
+        side.put_batch(values, "values")
+        del values
+        t = time.perf_counter() - t0
+        side.close()
+        out[name] = {"time": t, "added": hb.disk_usage(path) - before}
+        print(f"  {name}: {n:,} values in {t:.3f} s, {out[name]['added']:,} bytes added", flush=True)
+    # bale: the gets, then the drops, on the store with references.
+    s = bale.Store(os.path.join(work, "refs-bale", "store"))
+    vkeys = [f"v:{i:08d}" for i in random.Random(1).sample(range(n), min(n, 2_000))]
+    bkeys = [f"b:{k[2:]}" for k in vkeys]
+
+    def through():
+        for k in vkeys:
+            s[k]["base"]["id"]
+
+    def direct():
+        for k in bkeys:
+            s[k]["id"]
+
+    gets = common.best_interleaved({"through": through, "direct": direct}, 5)
+    out["get"] = {k: v / len(vkeys) for k, v in gets.items()}
+    path = os.path.join(work, "refs-bale")
+    d0 = hb.disk_usage(path)
+    t0 = time.perf_counter()
+    dropped_bases = s.drop("bases")
+    out["drop_bases"] = {"time": time.perf_counter() - t0, "dropped": dropped_bases,
+                         "freed": d0 - hb.disk_usage(path), "held": s.info()["held_segments"]}
+    probe = vkeys[0]
+    if bale.thaw(s[probe]["base"]) != real[int(probe[2:]) % len(real)]:
+        raise SystemExit("a value lost its base to the drop of the bases' label")
+    d1 = hb.disk_usage(path)
+    t0 = time.perf_counter()
+    dropped_values = s.drop("values")
+    out["drop_values"] = {"time": time.perf_counter() - t0, "dropped": dropped_values,
+                          "freed": d1 - hb.disk_usage(path), "left": s.info()["segments"]}
+    s.close()
+    return out
+
+
 # --- 3. open + first get; 4. larger than memory; 5. readers; 7. k-means ---------------------
 
 
@@ -613,6 +689,9 @@ def run(mode: str, plots_dir: str, args: argparse.Namespace | None = None) -> co
                 r[6] = item_drop(get_paths, cfg["get_n"])
             for p in get_paths.values():
                 shutil.rmtree(p, ignore_errors=True)
+        if 8 in items:
+            print("8. values built from other stored values", flush=True)
+            r[8] = item_refs(cfg, work, real)
         if items & {3, 4, 5, 7}:
             print("3-5, 7: profiles", flush=True)
             sizes = sorted(set((cfg["sizes_run"] if 3 in items else []) + [cfg["ltm_size"], cfg["sizes"][-2]]))
@@ -944,6 +1023,37 @@ def section(mode: str, cmd: str, cfg: dict, r: dict, plots_dir: str, can_drop: b
             "thawing were collections, each full one traversing every cached object so far (the TeraHeap "
             "effect). Once built, CPython collects it rarely (a full collection waits until the long-lived "
             "objects grow by a quarter), so the iterations' GC share is small on every side.",
+            "",
+        ]
+    if 8 in r:
+        x = r[8]
+        n = x["n"]
+        names = {"bale": "bale, references (`{\"base\": s[k], ...}`)",
+                 "bale_copy": "bale, base copied (`{\"base\": bale.thaw(s[k]), ...}`)",
+                 "lmdb": "LMDB + pickle (the base pickled again inside each value)"}
+        rows = [(names[k], us(x[k]["time"]), us(x[k]["time"] / n), common.fmt_bytes(x[k]["added"]),
+                 f"{x[k]['added'] / n:,.0f} B") for k in ("bale", "bale_copy", "lmdb")]
+        db, dv = x["drop_bases"], x["drop_values"]
+        lines += [
+            f"### 8. Values built from other stored values\n\n`{cmd} --items 8`. {n:,} real records (item 1's; "
+            f"{x['base_bytes']:,.0f} bytes each as pickles) put under the label `bases`, then {n:,} values "
+            "`{\"base\": <a base>, \"rank\": i}` under the label `values`, in one batch each; the time and the "
+            "disk (st_blocks) the values add. bale references a base where it lies (docs/STORE.md, *References "
+            "between segments*: a 40-byte EXTERN object); made to copy it, it stores what a store without "
+            "references between segments stores.",
+            "",
+            *common.table(["how", "time", "per value", "disk added", "per value"], ["l", "r", "r", "r", "r"], rows),
+            "",
+            f"Reading through the reference: `s[k][\"base\"][\"id\"]` takes {us(x['get']['through'])} "
+            f"against {us(x['get']['direct'])} for `s[b][\"id\"]` on the base itself (warm, best of 5 taking "
+            "turns). Dropping the label `bases` "
+            f"({db['dropped']:,} values, {us(db['time'])}) frees "
+            + (common.fmt_bytes(db["freed"]) if db["freed"] >= 0
+               else f"nothing (the commit's new files add {common.fmt_bytes(-db['freed'])})")
+            + ": its "
+            f"{db['held']} segments are held, as the values reference them, and every value still reads its base "
+            f"(checked). Dropping `values` then ({dv['dropped']:,} values, {us(dv['time'])}) frees "
+            f"{common.fmt_bytes(dv['freed'])}, the bases' segments with the values' ({dv['left']} segments left).",
             "",
         ]
     return common.Section(TITLE, lines, targets, plots)

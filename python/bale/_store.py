@@ -1141,7 +1141,8 @@ class Store(_bale._StoreReads, MutableMapping):
             run = older
             replaced.append(_index_name(file_id))
         bottom = not levels
-        segments = txn.segments
+        # Entries naming a held segment are dead as those of a removed one.
+        segments = {seg for seg, info in txn.segments.items() if not info.held}
         run = {
             k: (e if e is not None and e[0] in segments else None)
             for k, e in run.items()
