@@ -334,7 +334,11 @@ def test_a_region_outside_a_store_refuses_to_read_a_reference(referencing_store)
     with bale.Store(path, readonly=True) as r:
         # The value's bytes as a standalone region (its own header), as a
         # send or a save of the handle gives them.
-        region = bale.load(bytes(r.region("b")), verify=True)
+        data = bytes(r.region("b"))
+        assert r.region("b").verify() is None  # a store's handle may hold references
+    with pytest.raises(bale.FormatError, match="only that store reads this value"):
+        bale.load(data, verify=True)
+    region = bale.load(data)
     with pytest.raises(bale.FormatError, match=f"a reference to a value in segment {seg_a} of a store"):
         region.root["base"]
     with pytest.raises(bale.FormatError, match="of a store"):
@@ -358,3 +362,20 @@ def test_column_and_iteration_over_a_list_of_references(tmp_path):
             bale.column(everyone, "nope")
         s.drop("users")
         assert bale.thaw(s["all"])[4] == {"id": 4, "name": "n4", "score": 2.0}
+
+
+def test_store_info_counts_held_segments_and_references(tmp_path):
+    import io
+
+    from bale import cli
+
+    path = tmp_path / "s"
+    with bale.Store(path) as s:
+        s.put("a", {"x": [1]}, label="A")
+        s.put("b", {"base": s["a"]}, label="B")
+        s.drop("A")
+    out = io.StringIO()
+    cli.store_info(str(path), out)
+    assert "segments: 2 (" in out.getvalue() and "1 held for 1 reference(s) between segments" in out.getvalue()
+    out = subprocess.run([sys.executable, "-m", "bale", "store", "get", str(path), "b", "/base/x/0"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "1", out

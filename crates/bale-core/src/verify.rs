@@ -70,6 +70,8 @@ struct Verifier<'a> {
     /// Offsets of arrays whose dtype may hold text (`U`): their code points
     /// are checked by the caller, which knows the dtype's layout.
     text_arrays: Vec<usize>,
+    /// The first EXTERN object met (`Report::first_extern`).
+    first_extern: Option<usize>,
     /// In CYCLIC regions: every tuple met, for `check_tuple_cycles`.
     tuples: Vec<Seq>,
     /// Scratch space and string-key hashes for `check_table_with`.
@@ -82,6 +84,10 @@ struct Verifier<'a> {
 pub struct Report {
     pub array_types: Vec<ArrayType>,
     pub text_arrays: Vec<usize>,
+    /// Where the first EXTERN object met lies: a region that is not a
+    /// store's value cannot be read through it (FORMAT.md, *References to
+    /// other segments*), so such a reader refuses it.
+    pub first_extern: Option<usize>,
 }
 
 /// What a numpy reader must accept for the arrays of a verified region:
@@ -166,12 +172,13 @@ pub fn verify_structure(region: &Region<'_>) -> Result<Report> {
             let mut tuples = a.tuples;
             tuples.extend(b.tuples);
             check_tuple_cycles(&region.reader, &tuples)?;
-            return Ok(Report { array_types: dtypes.into_iter().collect(), text_arrays });
+            let first_extern = a.first_extern.or(b.first_extern);
+            return Ok(Report { array_types: dtypes.into_iter().collect(), text_arrays, first_extern });
         }
     }
     let v = walk(region, Work::Slot(root, buf.len()))?;
     check_tuple_cycles(&region.reader, &v.tuples)?;
-    Ok(Report { array_types: v.dtypes.into_iter().collect(), text_arrays: v.text_arrays })
+    Ok(Report { array_types: v.dtypes.into_iter().collect(), text_arrays: v.text_arrays, first_extern: v.first_extern })
 }
 
 /// Whether an enum member's TYPE has exactly the fields `name`, `value`.
@@ -260,6 +267,7 @@ fn walk<'a>(region: &Region<'a>, start: Work) -> Result<Verifier<'a>> {
         stack: vec![start],
         dtypes: HashSet::new(),
         text_arrays: Vec::new(),
+        first_extern: None,
         tuples: Vec::new(),
         table_hashes: Vec::new(),
         key_hashes: vec![(0, 0); 1 << KEY_HASHES_BITS].into_boxed_slice(),
@@ -476,6 +484,9 @@ impl<'a> Verifier<'a> {
             Value::Ext(e) if e.kind == KIND_FRACTION => {
                 let f = crate::fraction::decode(&e).map_err(|m| FormatError::at(e.start, m))?;
                 crate::fraction::check_lowest_terms(&f).map_err(|m| FormatError::at(e.start, m))?;
+            }
+            Value::Extern(x) => {
+                self.first_extern.get_or_insert(x.start);
             }
             Value::NdArray(a) => {
                 if a.dtype.contains('U') && !a.data.is_empty() {

@@ -33,6 +33,8 @@ fn its_bytes_are_a_header_and_four_words() {
 fn it_decodes_and_verifies() {
     let (bytes, at) = region_with_extern(&target());
     let region = Region::new_verified(&bytes).expect("a valid region");
+    // Valid, and reported: a reader outside a store refuses to read it.
+    assert_eq!(bale_core::verify_report(&region).unwrap().first_extern, Some(at));
     let Value::List(list) = region.root().unwrap() else { panic!("a list") };
     match region.reader.seq_item(list, 1).unwrap() {
         Value::Extern(x) => assert_eq!(x, Extern { start: at, ..target() }),

@@ -524,6 +524,13 @@ impl Region {
         let report = py
             .detach(|| bale_core::Region::new(buf).and_then(|r| bale_core::verify_report(&r)))
             .map_err(format_error)?;
+        if let (Some(at), None) = (report.first_extern, &self.place) {
+            // Valid bytes, but nothing here can read them (FORMAT.md).
+            return Err(format_error(bale_core::FormatError::at(
+                at,
+                "a reference to a value in another segment of a store: only that store reads this value",
+            )));
+        }
         crate::typed::check_arrays(py, &bale_core::Reader::with_flags(buf, self.flags), &report)
     }
 
