@@ -536,7 +536,6 @@ class Store(_bale._StoreReads, MutableMapping):
         read references to other segments through ``_segs``."""
         return _bale._open_segment(self._file(_segment_name(seg)), length, keep_file, (self._segs, seg))
 
-
     def _set_snapshot(self, snap: _Snapshot) -> None:
         self._snap = snap
         self._delta_dict = None

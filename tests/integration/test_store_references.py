@@ -379,3 +379,21 @@ def test_store_info_counts_held_segments_and_references(tmp_path):
     assert "segments: 2 (" in out.getvalue() and "1 held for 1 reference(s) between segments" in out.getvalue()
     out = subprocess.run([sys.executable, "-m", "bale", "store", "get", str(path), "b", "/base/x/0"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "1", out
+
+
+def test_a_view_of_a_label_another_process_dropped_is_copied(tmp_path):
+    """The view still reads (its mapping outlives the file), but the store no
+    longer has its segment: a reference would name a file that is gone."""
+    path = tmp_path / "s"
+    with bale.Store(path) as s:
+        s.put("a", BIG, label="A")
+        view = s["a"]
+        code = "import bale, sys; s = bale.Store(sys.argv[1]); print(s.drop('A')); s.close()"
+        out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == "1"
+        s.put("b", {"base": view}, label="B")
+        assert _bale._extern_segments(s.region("b")) == []
+        assert bale.thaw(s["b"]["base"]) == BIG and "a" not in s
+        s.verify()
+    with bale.Store(path, readonly=True) as r:
+        assert bale.thaw(r["b"]["base"]) == BIG
