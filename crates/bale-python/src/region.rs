@@ -605,7 +605,8 @@ impl Region {
     /// views of the store's other segments that are keys of `allowed` (the
     /// writer's transaction's segment table) and were read through
     /// `segments` are referenced instead of copied. Returns the grown
-    /// handle and the ids of the other segments its new bytes reference.
+    /// handle and the ids of the other segments its new bytes reference
+    /// (`None` when there are none: the common case makes no list).
     #[pyo3(signature = (obj, segments, allowed, *, share = false))]
     fn _store_append(
         slf: &Bound<'_, Self>,
@@ -613,7 +614,7 @@ impl Region {
         segments: PyRef<'_, crate::store_segments::SegmentsHandle>,
         allowed: Bound<'_, pyo3::types::PyDict>,
         share: bool,
-    ) -> PyResult<(Py<Region>, Vec<u32>)> {
+    ) -> PyResult<(Py<Region>, Option<Vec<u32>>)> {
         let me = slf.get();
         let Some(place) = me.place() else {
             return Err(PyValueError::new_err("_store_append: not a handle of a store's segment"));
@@ -626,7 +627,7 @@ impl Region {
             kept: Default::default(),
         };
         let (grown, kept) = append_to(slf, obj, share, Some(target))?;
-        Ok((grown, kept.into_iter().collect()))
+        Ok((grown, (!kept.is_empty()).then(|| kept.into_iter().collect())))
     }
 
     /// Store support: where the lineage's next append goes (past this
