@@ -72,6 +72,8 @@ _HELD_LOCKS: dict[tuple[int, int], int] = {}
 MAX_RECORD = 1 << 30
 # Every count, length and id in a commit record is below this.
 MAX_FIELD = 1 << 62
+# File ids are below this: references between segments name them in 32 bits.
+MAX_FILE_ID = (1 << 32) - 1
 
 
 # Every open store, so that a forked child can renew their mutexes: one held
@@ -83,6 +85,9 @@ def _after_fork_in_child() -> None:
     me = threading.get_ident()
     for store in list(_STORES.values()):
         store._mutex = threading.RLock()
+        # The parent may give up a batch whose appends this copy of memory
+        # holds: views made before the fork are copied, never referenced.
+        store._segs = _bale._Segments()
         txn = store._txn
         if txn is not None and txn.owner != me:
             # A batch of a thread the child does not have: the parent ends it.
@@ -289,6 +294,8 @@ def _parse_record(where: str, payload: bytes, version: int = VERSION) -> tuple:
     ints = (store, generation, next_file, count)
     if not all(type(x) is int and 0 <= x < MAX_FIELD for x in ints):
         raise _format_error(where, f"commit record's generation, next_file and count must be ints in [0, 2^62): {ints}")
+    if next_file > MAX_FILE_ID:
+        raise _format_error(where, f"commit record's next_file {next_file} is past 2^32 - 1 (file ids are 32-bit)")
     if not isinstance(delta, _bale.DictView):
         raise _format_error(where, "commit record's delta is not a dict")
     if not isinstance(seg_view, _bale.DictView):
@@ -1389,7 +1396,7 @@ class Store(_bale._StoreReads, MutableMapping):
         new = self._open_segment_of(txn, label)
         # Copied, not referenced: the values leave `seg` (and the segments
         # moved with it); references they hold to other segments stay.
-        allowed = {s: None for s in txn.segments if s not in self._moving}
+        allowed = {s: i for s, i in txn.segments.items() if s not in self._moving}
         grown = self._append(txn, new, values, True, allowed)
         end, _, flags = grown._layout
         slots = grown._item_slots()

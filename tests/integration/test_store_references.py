@@ -331,11 +331,17 @@ def test_verify_finds_references_the_row_does_not_list(referencing_store):
 
 def test_a_region_outside_a_store_refuses_to_read_a_reference(referencing_store):
     path, (seg_a, seg_b, _) = referencing_store
+    from _bale_testlib import fix_checksum, header
+
     with bale.Store(path, readonly=True) as r:
-        # The value's bytes as a standalone region (its own header), as a
-        # send or a save of the handle gives them.
-        data = bytes(r.region("b"))
-        assert r.region("b").verify() is None  # a store's handle may hold references
+        # The value's bytes with a header of their own: what a send or a
+        # save of the handle would give, if they did not refuse (below).
+        h = r.region("b")
+        end, root, flags = h._layout
+        data = header(end, root, flags=flags) + bytearray(h._span(64, end))
+        fix_checksum(data)
+        data = bytes(data)
+        assert h.verify() is None  # a store's handle may hold references
     with pytest.raises(bale.FormatError, match="only that store reads this value"):
         bale.load(data, verify=True)
     region = bale.load(data)
@@ -397,3 +403,104 @@ def test_a_view_of_a_label_another_process_dropped_is_copied(tmp_path):
         s.verify()
     with bale.Store(path, readonly=True) as r:
         assert bale.thaw(r["b"]["base"]) == BIG
+
+
+# --- found by review: each failed before its fix ---------------------------------------------
+
+
+def test_an_append_by_hand_through_a_reference_never_writes_over_the_stores_bytes(tmp_path):
+    with bale.Store(tmp_path / "s") as s:
+        s.put("a", {"x": [1, 2, 3]}, label="A")
+        s.put("b", {"base": s["a"]}, label="B")
+        through = bale.region_of(s["b"]["base"])  # a handle reached through the reference
+        s.put("a2", {"who": "the store's", "n": [7, 8, 9]}, label="A")
+        through.append({"who": "by hand", "n": [10, 20, 30]})
+        assert bale.thaw(s["a2"]) == {"who": "the store's", "n": [7, 8, 9]}
+        s.put("a3", {"who": "the store's a3"}, label="A")
+        assert bale.thaw(s["a3"]) == {"who": "the store's a3"}
+        s.verify()
+
+
+def test_bytes_appended_by_hand_to_a_stores_handle_are_copied_not_referenced(tmp_path):
+    """Such bytes never reach a commit: the store's next appends overwrite
+    them in the file, so a reference to them would read another value."""
+    with bale.Store(tmp_path / "s") as s:
+        s.put("a", {"rows": [{"id": i, "v": i * 10} for i in range(20)]}, label="A")
+        row = bale.region_of(s["a"]["rows"][3]).root  # appended past A's commit
+        s.put("b", {"row": row}, label="B")
+        assert _bale._extern_segments(s.region("b")) == []
+        s.put("a2", {"id": 99, "v": -1}, label="A")
+        s.put("a3", {"id": 98, "v": -2, "pad": "x" * 100}, label="A")
+        assert bale.thaw(s["b"]) == {"row": {"id": 3, "v": 30}}
+        s.verify()
+
+
+def test_references_kept_by_earlier_copies_stay_in_the_row_when_a_later_one_is_refused(tmp_path):
+    with bale.Store(tmp_path / "s") as s:
+        s.put("c", {"c": 1}, label="C")
+        s.put("d", {"d": list(range(20))}, label="D")
+        s.put("b", {"t1": (s["d"],), "t2": (s["c"],)}, label="B")
+        vb = s["b"]
+        vt1, vt2 = vb["t1"], vb["t2"]
+        s.drop("B")
+        s.drop("C")  # removed: the copy of t2 cannot keep its reference
+        s.put("e", {"x": vt1, "y": vt2}, label="E")
+        seg_d = s._live_entry("d")[0]
+        assert seg_d in s._snap.segments[s._live_entry("e")[0]].refs
+        s.verify()
+        s.drop("D")
+        assert bale.thaw(s["e"]) == {"x": ({"d": list(range(20))},), "y": ({"c": 1},)}
+
+
+def test_a_value_named_many_times_is_thawed_once(tmp_path):
+    """60 values of [prev, prev]: 2^60 paths, 61 distinct values."""
+    with bale.Store(tmp_path / "s") as s:
+        with s.batch():
+            s.put("v0", {"x": 1}, label="A")
+            for i in range(1, 61):
+                prev = s[f"v{i - 1}"]
+                s.put(f"v{i}", [prev, prev], label="AB"[i % 2])
+        top = bale.thaw(s["v60"])
+        node = top
+        for _ in range(60):
+            assert node[0] is node[1]
+            node = node[0]
+        assert node == {"x": 1}
+        assert s.verify()["values"] == 61
+
+
+def test_one_view_met_twice_is_one_reference(tmp_path):
+    with bale.Store(tmp_path / "s") as s:
+        s.put("a", {"x": [1, 2]}, label="A")
+        same = s["a"]
+        s.put("b", {"x": same, "y": same}, label="B", share=True)
+        stats = _bale.region_stats(s.region("b"))
+        assert stats["kinds"]["references to other segments"] == (1, 40)
+        b = bale.thaw(s["b"])
+        assert b["x"] is b["y"] and b["x"] == {"x": [1, 2]}
+
+
+def test_the_bytes_of_a_value_holding_references_are_not_handed_out_alone(tmp_path):
+    import pickle
+
+    with bale.Store(tmp_path / "s") as s:
+        s.put("a", {"x": [1, 2]}, label="A")
+        s.put("b", {"base": s["a"]}, label="B")
+        s.put("c", {"plain": 1}, label="B")
+        h = s.region("b")
+        for export in (bytes, memoryview, pickle.dumps, lambda r: r.save(str(tmp_path / "b.bale")), bale.share):
+            with pytest.raises(ValueError, match="references values in other segments of its store"):
+                export(h)
+        assert bale.thaw(bale.load(bytes(s.region("c")))) == {"plain": 1}
+        assert bale.thaw(pickle.loads(pickle.dumps(s["b"]))) == {"base": {"x": [1, 2]}}
+
+
+def test_a_commit_record_naming_file_ids_past_32_bits_is_refused(tmp_path):
+    path = tmp_path / "s"
+    with bale.Store(path) as s:
+        s.put("a", 1)
+    from test_store import rewrite_record
+
+    rewrite_record(path, lambda r: r.update(next_file=(1 << 32) + 5))
+    with pytest.raises(bale.FormatError, match="past 2\\^32 - 1"):
+        bale.Store(path, readonly=True)

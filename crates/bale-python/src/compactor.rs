@@ -1229,7 +1229,11 @@ impl<'py> Compactor<'py> {
             Err(_) if t.met_extern() => {
                 // It holds references to other segments of its store, which
                 // the destination cannot hold: copy it as read through them.
-                // (The partial copy's bytes stay, unreferenced.)
+                // (The partial copy's bytes stay, unreferenced; what earlier
+                // copies from this region referenced stays referenced.)
+                if let (Some(e), Some(p)) = (&mut self.externs, t.externs()) {
+                    e.kept.extend(p.kept.iter().copied());
+                }
                 self.transplants.remove(&key);
                 let native = self.python(obj, |c| c.thaw_view(obj))?.expect("a view");
                 return Ok(ViewSlot::Native(native));

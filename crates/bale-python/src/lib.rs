@@ -256,7 +256,7 @@ fn _open_segment(
         Region::segment(storage, length).map_err(|e| FormatError::new_err(format!("{}: {}", path.display(), e)))?;
     let region = match place {
         Some((segments, segment)) => {
-            let place = store_segments::Place { segment, segments: segments.0.clone() };
+            let place = store_segments::Place { segment, segments: segments.0.clone(), store_len: length };
             region.register_in(&place);
             region.placed(Some(place))
         }

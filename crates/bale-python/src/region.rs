@@ -143,6 +143,9 @@ pub struct Region {
     /// A store's handle on a segment (and the handles made from it): the
     /// segment and the store's other segments, which EXTERN objects name.
     place: Option<crate::store_segments::Place>,
+    /// For a store's handle: whether its value holds references to other
+    /// segments (found once, by `check_exportable`).
+    holds_externs: OnceLock<bool>,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -178,7 +181,29 @@ impl Region {
             closed: AtomicBool::new(false),
             index_table: None,
             place: None,
+            holds_externs: OnceLock::new(),
         }
+    }
+
+    /// Refuses to hand out this handle's bytes alone (a buffer, `bytes`,
+    /// a saved file, a pickle) when its value holds references to other
+    /// segments of its store: no reader outside the store could read them.
+    pub fn check_exportable(&self) -> PyResult<()> {
+        if self.place.is_none() {
+            return Ok(());
+        }
+        let holds = *self.holds_externs.get_or_init(|| {
+            bale_core::stats::region_stats(&self.reader(), self.root)
+                .map(|st| !st.extern_segments.is_empty())
+                .unwrap_or(false) // damaged: the reader that reads it says so
+        });
+        if holds {
+            return Err(PyValueError::new_err(
+                "this store value references values in other segments of its store, which its bytes alone \
+                 cannot reach: bale.compact(view) copies it with what it references",
+            ));
+        }
+        Ok(())
     }
 
     /// This handle as one of a store's, on segment `place.segment`.
@@ -189,7 +214,17 @@ impl Region {
 
     /// Registers this handle's bytes as segment `place.segment`'s.
     pub fn register_in(&self, place: &crate::store_segments::Place) {
-        place.segments.register(place.segment, &self.storage, self.len);
+        place.segments.register(place.segment, &self.storage, self.len, &self.lineage);
+    }
+
+    /// This handle, just appended by the store (`_store_append`): all its
+    /// bytes are the store's, and its registry now holds them.
+    fn stored_by_store(mut self) -> Region {
+        if let Some(place) = &mut self.place {
+            place.store_len = self.len;
+            place.segments.register(place.segment, &self.storage, self.len, &self.lineage);
+        }
+        self
     }
 
     pub fn place(&self) -> Option<&crate::store_segments::Place> {
@@ -207,7 +242,7 @@ impl Region {
         if x.segment == place.segment {
             return Err(fail(format!("a reference to another segment names its own segment {}", x.segment)));
         }
-        let Some((storage, len)) = place.segments.get(x.segment) else {
+        let Some((storage, len, lineage)) = place.segments.get(x.segment) else {
             return Err(fail(format!(
                 "a reference names segment {}, which is not a segment of this store's snapshot",
                 x.segment
@@ -219,9 +254,15 @@ impl Region {
                 x.end, x.segment
             )));
         }
-        let lineage = Lineage::starting(&storage, len);
-        let target = Region::handle(storage, x.end as usize, x.slot, x.flags, lineage, true, false)
-            .placed(Some(crate::store_segments::Place { segment: x.segment, segments: place.segments.clone() }));
+        // The segment's own lineage: an append through this handle goes
+        // after every byte of it, never over bytes the store wrote.
+        let target = Region::handle(storage, x.end as usize, x.slot, x.flags, lineage, true, false).placed(Some(
+            crate::store_segments::Place {
+                segment: x.segment,
+                segments: place.segments.clone(),
+                store_len: x.end as usize,
+            },
+        ));
         match target.root_value()? {
             Value::Dict(_) | Value::List(_) | Value::Column(_) | Value::NumList(_) => Ok(target),
             _ => Err(fail(format!("a reference to segment {} names a value that is not a dict or a list", x.segment))),
@@ -445,9 +486,6 @@ impl Region {
         // Safety: there is room; every handle ends at or before `at`; the lock excludes other writers.
         unsafe { tail.storage.write(at, bytes) };
         tail.used = at + bytes.len();
-        if let Some(place) = &self.place {
-            place.segments.register(place.segment, &tail.storage, tail.used);
-        }
         // Not trusted: appends may copy tables from views of unverified regions.
         Ok(Region::handle(tail.storage.clone(), tail.used, root, flags, self.lineage.clone(), true, false)
             .placed(self.place.clone()))
@@ -539,6 +577,7 @@ impl Region {
     /// leaves no temporary file behind (see `files.rs`).
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         self.check_open()?;
+        self.check_exportable()?;
         py.detach(|| {
             let (mut file, pending) = crate::files::create(&path, "tmp")?;
             self.write_to(&mut file)?;
@@ -549,6 +588,7 @@ impl Region {
 
     fn __bytes__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         self.check_open()?;
+        self.check_exportable()?;
         if !self.grown || self.standalone.get().is_some() {
             return Ok(PyBytes::new(py, self.contiguous()));
         }
@@ -564,7 +604,9 @@ impl Region {
         if flags & ffi::PyBUF_WRITABLE == ffi::PyBUF_WRITABLE {
             return Err(PyBufferError::new_err("bale regions are read-only"));
         }
-        let buf = slf.get().check_open()?.contiguous();
+        let me = slf.get().check_open()?;
+        me.check_exportable()?;
+        let buf = me.contiguous();
         let rc = ffi::PyBuffer_FillInfo(view, slf.as_ptr(), buffer_ptr(buf), buf.len() as ffi::Py_ssize_t, 1, flags);
         if rc != 0 {
             return Err(PyErr::fetch(slf.py()));
@@ -582,7 +624,7 @@ impl Region {
         protocol: i32,
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyAny>,))> {
         let py = slf.py();
-        slf.get().check_open()?;
+        slf.get().check_open()?.check_exportable()?;
         let load = py.import("bale")?.getattr(pyo3::intern!(py, "load"))?;
         let payload = if protocol >= 5 {
             py.import("pickle")?.getattr(pyo3::intern!(py, "PickleBuffer"))?.call1((slf,))?
@@ -619,13 +661,7 @@ impl Region {
         let Some(place) = me.place() else {
             return Err(PyValueError::new_err("_store_append: not a handle of a store's segment"));
         };
-        let target = crate::store_segments::ExternTarget {
-            own: place.segment,
-            at: 0,
-            segments: segments.0.clone(),
-            allowed: allowed.unbind(),
-            kept: Default::default(),
-        };
+        let target = crate::store_segments::ExternTarget::new(place.segment, segments.0.clone(), allowed.unbind());
         let (grown, kept) = append_to(slf, obj, share, Some(target))?;
         Ok((grown, (!kept.is_empty()).then(|| kept.into_iter().collect())))
     }
@@ -652,7 +688,8 @@ impl Region {
         segments: PyRef<'_, crate::store_segments::SegmentsHandle>,
         segment: u32,
     ) -> PyResult<Py<Region>> {
-        let place = crate::store_segments::Place { segment, segments: segments.0.clone() };
+        let store_len = self.place.as_ref().map_or(self.len, |p| p.store_len.min(self.len));
+        let place = crate::store_segments::Place { segment, segments: segments.0.clone(), store_len };
         self.register_in(&place);
         let h = Region::handle(
             self.storage.clone(),
@@ -799,7 +836,10 @@ fn append_to(
     let slot = me.begin_append()?;
     let at = slot.at;
     let mut c = crate::compactor::Compactor::new(py, 0).share(share).appending(slf.clone().unbind(), at);
-    c.externs = externs.map(|e| crate::store_segments::ExternTarget { at: at as u64, ..e });
+    c.externs = externs.map(|mut e| {
+        e.at = at as u64;
+        e
+    });
     // The memo is taken out for the append (which `begin_append` made
     // this thread's alone) and put back after it, with what it wrote
     // if the append succeeded, as it was if not: an entry must never
@@ -807,12 +847,16 @@ fn append_to(
     let memo = std::mem::take(&mut *me.lineage.memo.lock().unwrap_or_else(|p| p.into_inner()));
     c.shapes_by_content = Some(memo.shapes);
     c.types_by_content = Some(memo.types);
+    let by_store = c.externs.is_some();
     let grown = c.run(obj).and_then(|root| {
         // References to data already in the lineage set SHARED (and CYCLIC
         // when that data is cyclic); new data alone is a tree unless shared.
         let flags = c.flags();
         me.finish_append(slot, c.builder.new_bytes(), root, flags)
     });
+    // Only the store's appends are the store's bytes (a hand append through
+    // a store's handle never reaches a commit).
+    let grown = if by_store { grown.map(Region::stored_by_store) } else { grown };
     let mut memo = AppendMemo {
         shapes: c.shapes_by_content.take().unwrap_or_default(),
         types: c.types_by_content.take().unwrap_or_default(),

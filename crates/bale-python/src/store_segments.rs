@@ -30,16 +30,21 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rustc_hash::FxHashMap;
 
-use crate::region::Region;
+use crate::region::{Lineage, Region};
 use crate::storage::Storage;
 use crate::views::Node;
 
-/// The bytes of each segment: the storage a handle reads them from, and how
-/// many of them the snapshot (or the writer's batch) holds.
+/// The bytes of each segment: the storage a handle reads them from, how
+/// many of them the snapshot (or the writer's batch) holds, and the lineage
+/// they belong to (a handle made on them joins it, so that an append
+/// through it can never write where the store's appends write).
 pub struct Segments {
     family: u64,
-    bytes: Mutex<FxHashMap<u32, (Arc<Storage>, usize)>>,
+    bytes: Mutex<FxHashMap<u32, Registered>>,
 }
+
+/// One segment's entry in a registry.
+pub type Registered = (Arc<Storage>, usize, Arc<Lineage>);
 
 static NEXT_FAMILY: AtomicU64 = AtomicU64::new(1);
 
@@ -48,27 +53,34 @@ impl Segments {
         Segments { family, bytes: Mutex::default() }
     }
 
+    pub fn family(&self) -> u64 {
+        self.family
+    }
+
     pub fn same_family(&self, other: &Segments) -> bool {
         self.family == other.family
     }
 
     /// Records that segment `seg` holds the first `len` bytes of `storage`
     /// (a newer mapping or an append: a longer run of the same bytes).
-    pub fn register(&self, seg: u32, storage: &Arc<Storage>, len: usize) {
-        self.bytes.lock().unwrap_or_else(|p| p.into_inner()).insert(seg, (storage.clone(), len));
+    pub fn register(&self, seg: u32, storage: &Arc<Storage>, len: usize, lineage: &Arc<Lineage>) {
+        self.bytes.lock().unwrap_or_else(|p| p.into_inner()).insert(seg, (storage.clone(), len, lineage.clone()));
     }
 
-    /// Segment `seg`'s storage and length, if this registry holds it.
-    pub fn get(&self, seg: u32) -> Option<(Arc<Storage>, usize)> {
+    /// Segment `seg`'s storage, length and lineage, if this registry holds it.
+    pub fn get(&self, seg: u32) -> Option<Registered> {
         self.bytes.lock().unwrap_or_else(|p| p.into_inner()).get(&seg).cloned()
     }
 }
 
-/// Where a store's handle reads: segment `segment` of `segments`.
+/// Where a store's handle reads: segment `segment` of `segments`. Its
+/// first `store_len` bytes are the store's (committed, or appended by the
+/// store's batch); bytes appended to it by hand past them never are.
 #[derive(Clone)]
 pub struct Place {
     pub segment: u32,
     pub segments: Arc<Segments>,
+    pub store_len: usize,
 }
 
 /// Store support: one registry (`Segments`), made by `Store` and handed to
@@ -93,7 +105,8 @@ impl SegmentsHandle {
 /// What an append to a store's segment may reference in the store's other
 /// segments, and what it did reference (`Region._store_append`).
 pub struct ExternTarget {
-    /// The segment appended to, and where the append starts in it.
+    /// The segment appended to, and where the append starts in it (set by
+    /// `append_to`).
     pub own: u32,
     pub at: u64,
     /// The writer's registry: a view read through a registry of another
@@ -106,12 +119,20 @@ pub struct ExternTarget {
     pub allowed: Py<PyDict>,
     /// The other segments referenced so far.
     pub kept: std::collections::BTreeSet<u32>,
+    /// The EXTERNs written, by what they name: a view met again is
+    /// referenced by the same object (a value written once).
+    written: FxHashMap<(u32, u64, u32, u64), u64>,
 }
 
 impl ExternTarget {
-    /// Where `reg` lies, when it is a handle of this store as the writer sees it.
+    pub fn new(own: u32, segments: Arc<Segments>, allowed: Py<PyDict>) -> ExternTarget {
+        ExternTarget { own, at: 0, segments, allowed, kept: Default::default(), written: Default::default() }
+    }
+
+    /// Where `reg` lies, when it is a handle of this store as the writer
+    /// sees it, and all its bytes are the store's.
     fn same_store<'r>(&self, reg: &'r Region) -> Option<&'r Place> {
-        reg.place().filter(|p| p.segments.same_family(&self.segments))
+        reg.place().filter(|p| p.segments.same_family(&self.segments) && reg.buf().len() <= p.store_len)
     }
 
     /// The slot that references the view (`node` at `slot` of `reg`)
@@ -138,17 +159,21 @@ impl ExternTarget {
         if !matches!(node, Node::Dict(_) | Node::List(_) | Node::NumList(_)) {
             return None;
         }
-        if !self.allowed.bind(py).contains(place.segment).unwrap_or(false) {
-            return None;
-        }
-        // (Handles of one family agree with the store: this only guards that.)
-        if self.segments.get(place.segment).is_none_or(|(_, len)| end as usize > len) {
+        // The segment must have a row, as long as the view: its bytes stay.
+        let row = self.allowed.bind(py).get_item(place.segment).ok().flatten()?;
+        let length: u64 = row.getattr(pyo3::intern!(py, "length")).ok()?.extract().ok()?;
+        if end > length {
             return None;
         }
         let segment = place.segment;
         self.kept.insert(segment);
-        let x = Extern { start: 0, segment, end, flags: reg.flags(), slot };
-        Some((builder.extern_ref(&x), 0))
+        let flags = reg.flags();
+        if let Some(&at) = self.written.get(&(segment, end, flags, slot)) {
+            return Some((at, FLAG_SHARED));
+        }
+        let at = builder.extern_ref(&Extern { start: 0, segment, end, flags, slot });
+        self.written.insert((segment, end, flags, slot), at);
+        Some((at, 0))
     }
 
     /// How a copy from `reg` treats its references (`ExternPolicy`): kept,

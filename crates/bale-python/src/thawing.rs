@@ -269,6 +269,41 @@ pub const MAX_EXTERN_DEPTH: usize = 200;
 thread_local! {
     /// References between segments being followed by thaws on this thread.
     static EXTERN_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Thaws running on this thread (one inside another: records, references).
+    static THAWS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The objects made for the values references name, during the
+    /// outermost thaw: a value named many times (a chain of `[prev,
+    /// prev]`, or one base under many keys) is made once, so a thaw costs
+    /// what the distinct values cost, never more.
+    static EXTERN_MADE: std::cell::RefCell<FxHashMap<ExternKey, Py<PyAny>>> =
+        std::cell::RefCell::new(FxHashMap::default());
+}
+
+/// What a reference names: its registry's family (registries of one family
+/// agree on every byte they hold), segment, end, flags and slot.
+type ExternKey = (u64, u32, u64, u32, u64);
+
+/// Counts a thaw in `THAWS`; the outermost one empties `EXTERN_MADE` when
+/// it ends, however it ends.
+struct ThawScope;
+
+impl ThawScope {
+    fn enter() -> ThawScope {
+        THAWS.set(THAWS.get() + 1);
+        ThawScope
+    }
+}
+
+impl Drop for ThawScope {
+    fn drop(&mut self) {
+        let n = THAWS.get() - 1;
+        THAWS.set(n);
+        if n == 0 {
+            // Taken out first: dropping the objects may run Python code.
+            let made = EXTERN_MADE.with_borrow_mut(std::mem::take);
+            drop(made);
+        }
+    }
 }
 
 /// A deep native copy of `v`.
@@ -320,6 +355,7 @@ pub fn thaw_bounded(
     };
     unsafe {
         let _pause = crate::gc_pause::GcPause::begin();
+        let _scope = ThawScope::enter();
         t.run(v)
     }
 }
@@ -633,6 +669,11 @@ impl<'a, 'py> Thaw<'a, 'py> {
     /// own: its offsets are another region's.
     #[cold]
     fn extern_value(&mut self, x: &bale_core::Extern) -> PyResult<Py<PyAny>> {
+        let family = self.region.place().map_or(0, |p| p.segments.family());
+        let key = (family, x.segment, x.end, x.flags, x.slot);
+        if let Some(made) = EXTERN_MADE.with_borrow(|m| m.get(&key).map(|p| p.clone_ref(self.py))) {
+            return Ok(made);
+        }
         let target = self.region.resolve_extern(x)?;
         let depth = EXTERN_DEPTH.get();
         if depth >= MAX_EXTERN_DEPTH {
@@ -645,6 +686,9 @@ impl<'a, 'py> Thaw<'a, 'py> {
             thaw_bounded(self.py, &target, v, self.types.as_ref().map(|t| t.clone_ref(self.py)), self.max_depth)
         });
         EXTERN_DEPTH.set(depth);
+        if let Ok(made) = &made {
+            EXTERN_MADE.with_borrow_mut(|m| m.insert(key, made.clone_ref(self.py)));
+        }
         made
     }
 
