@@ -142,13 +142,13 @@ class Store(MutableMapping[str | bytes, Any]):
     def keys(self) -> list[str | bytes]:  # type: ignore[override]
         """The live keys, as a list."""
     def put(self, key: str | bytes, value: object, *, label: str | None = None, share: bool = False) -> None:
-        """Store ``value`` under ``key`` (durably unless inside ``batch()``), in ``label``'s group."""
+        """Store ``value`` under ``key`` (durably unless inside ``batch()``), in ``label``'s group; dicts and lists met as views of this store's values are referenced, not copied."""
     def region(self, key: str | bytes) -> Region:
-        """The region handle whose root is ``self[key]``."""
+        """The region handle whose root is ``self[key]`` (its bytes are refused alone when the value references other segments)."""
     def batch(self) -> AbstractContextManager[Store]:
         """Many writes, one commit (one fsync); all or nothing."""
     def drop(self, label: str | None) -> int:
-        """Remove every value put with ``label`` at once; returns how many."""
+        """Remove every value put with ``label`` at once; returns how many (data other labels' values reference stays until nothing does)."""
     def reclaim(self) -> int:
         """Return the disk space of dead data; returns the bytes freed."""
     def refresh(self) -> bool:

@@ -738,7 +738,9 @@ class Store(_bale._StoreReads, MutableMapping):
         _check_key(key)
 
     def region(self, key) -> _bale.Region:
-        """The region handle whose root is ``self[key]``."""
+        """The region handle whose root is ``self[key]``. Its bytes are not
+        handed out alone (``bytes``, buffers, ``save``, pickling) when the
+        value references other segments: ``ValueError``."""
         self._check_open()
         e = self._live_entry(key)
         if e is None:
@@ -993,8 +995,9 @@ class Store(_bale._StoreReads, MutableMapping):
 
     def put(self, key, value, *, label: str | None = None, share: bool = False) -> None:
         """Stores ``value`` (anything ``bale.compact`` accepts) under ``key``,
-        durably unless inside ``batch()``. Views of values of this store in
-        the same segment (same label) are referenced, not copied."""
+        durably unless inside ``batch()``. Dicts and lists met as views of
+        values of this store are referenced where they lie, whatever their
+        label, not copied (docs/STORE.md, *References between segments*)."""
         _check_key(key)
         _check_label(label)
         txn = self._my_txn()
@@ -1084,7 +1087,9 @@ class Store(_bale._StoreReads, MutableMapping):
 
     def drop(self, label: str | None) -> int:
         """Removes every value put with ``label`` at once (O(segments of the
-        label)); returns how many. Their files are deleted at the commit."""
+        label)); returns how many. Their files are deleted at the commit,
+        unless values of other labels reference them: then they stay
+        (held) until nothing does."""
         _check_label(label)
         with self._write():
             txn = self._current()

@@ -42,11 +42,8 @@ pub fn region_stats<'py>(py: Python<'py>, region: &Bound<'py, Region>, top: usiz
 #[pyfunction]
 pub fn _extern_segments(py: Python<'_>, region: &Bound<'_, Region>) -> PyResult<Vec<u32>> {
     let reg = region.get().check_open()?;
-    let r = reg.reader();
-    let root = reg.root_slot();
-    let r = &r;
-    let st = py.detach(|| bale_core::stats::region_stats(r, root)).map_err(format_error)?;
-    Ok(st.extern_segments.into_iter().collect())
+    let segments = py.detach(|| reg.extern_segments()).map_err(format_error)?;
+    Ok(segments.into_iter().collect())
 }
 
 /// `[(qualified name, flavor, field names, records), ...]`, in the order first met.

@@ -193,9 +193,8 @@ impl Region {
             return Ok(());
         }
         let holds = *self.holds_externs.get_or_init(|| {
-            bale_core::stats::region_stats(&self.reader(), self.root)
-                .map(|st| !st.extern_segments.is_empty())
-                .unwrap_or(false) // damaged: the reader that reads it says so
+            // Damaged: the reader that reads it says so.
+            self.extern_segments().is_ok_and(|segments| !segments.is_empty())
         });
         if holds {
             return Err(PyValueError::new_err(
@@ -204,6 +203,12 @@ impl Region {
             ));
         }
         Ok(())
+    }
+
+    /// The other segments of its store whose values this handle's value
+    /// references (its EXTERN objects), ascending.
+    pub fn extern_segments(&self) -> bale_core::Result<std::collections::BTreeSet<u32>> {
+        bale_core::stats::region_stats(&self.reader(), self.root).map(|st| st.extern_segments)
     }
 
     /// This handle as one of a store's, on segment `place.segment`.
@@ -222,7 +227,9 @@ impl Region {
     fn stored_by_store(mut self) -> Region {
         if let Some(place) = &mut self.place {
             place.store_len = self.len;
-            place.segments.register(place.segment, &self.storage, self.len, &self.lineage);
+        }
+        if let Some(place) = &self.place {
+            self.register_in(place);
         }
         self
     }
