@@ -30,9 +30,15 @@ from bale._bale import FormatError
 
 MAGIC = b"BALESTOR"
 # Version 2 added references between segments (rows' `refs` and `held`);
-# version 1 stores are read, and written as version 2 by their next commit.
-VERSION = 2
-READ_VERSIONS = (1, 2)
+# version 3 the reader table (`READERS`) and the record's `freed` segments,
+# so that readers map segments at their first read. Older stores are read
+# (their segments mapped at open), and written as version 3 by their next
+# commit.
+VERSION = 3
+READ_VERSIONS = (1, 2, 3)
+# The reader table: open stores lock the byte at their snapshot's
+# generation (docs/STORE.md, *Readers*).
+READERS_NAME = "READERS"
 # magic, version, reserved, generation, payload length, checksum (docs/STORE.md).
 SUPER_HEADER = struct.Struct("<8sIIQQQ")
 SUPER_NAMES = ("SUPER.0", "SUPER.1")
@@ -88,6 +94,9 @@ def _after_fork_in_child() -> None:
         # The parent may give up a batch whose appends this copy of memory
         # holds: views made before the fork are copied, never referenced.
         store._segs = _bale._Segments()
+        # The reader lock is the parent's open file description's: a
+        # refresh here would move it from under the parent. Lock anew.
+        store._renew_reader_lock_after_fork()
         txn = store._txn
         if txn is not None and txn.owner != me:
             # A batch of a thread the child does not have: the parent ends it.
@@ -158,9 +167,11 @@ class _Snapshot:
     """One commit as read from a superblock: tables thawed (they are
     O(segments)), the delta and index files read in place."""
 
-    __slots__ = ("store", "generation", "next_file", "count", "segments", "levels", "delta", "index_views", "record")
+    __slots__ = (
+        "store", "generation", "next_file", "count", "segments", "levels", "delta", "index_views", "record", "freed", "lazy",
+    )
 
-    def __init__(self, store, generation, next_file, count, segments, levels, delta, index_views, record):
+    def __init__(self, store, generation, next_file, count, segments, levels, delta, index_views, record, freed, lazy):
         self.store = store  # a random id, made with the store
         self.generation = generation
         self.next_file = next_file
@@ -170,6 +181,12 @@ class _Snapshot:
         self.delta = delta  # DictView of the commit record: key -> entry or None
         self.index_views = index_views  # DictView per level
         self.record = record  # the commit record's Region (keeps `delta` readable)
+        # Segments no row names whose files wait for older readers: {seg id:
+        # the generation that freed it}; a writer removes what it could.
+        self.freed = freed
+        # Whether segments are mapped at their first read (this store holds
+        # a reader lock on the generation), or all at once (older stores).
+        self.lazy = lazy
 
 
 class _Txn:
@@ -177,7 +194,7 @@ class _Txn:
 
     __slots__ = (
         "segments", "count", "next_file", "pending", "spans", "new_files", "dead_files", "touched", "full_merge", "broken",
-        "owner", "pid", "unwritten",
+        "owner", "pid", "unwritten", "freed",
     )
 
     def __init__(self, snap: _Snapshot):
@@ -195,6 +212,7 @@ class _Txn:
         self.new_files: list[str] = []
         self.dead_files: list[str] = []
         self.touched: set[int] = set()
+        self.freed = dict(snap.freed)  # the commit's `freed`
         self.full_merge = False
         # A write that failed part-way: this transaction must not commit.
         self.broken: BaseException | None = None
@@ -289,6 +307,7 @@ def _parse_record(where: str, payload: bytes, version: int = VERSION) -> tuple:
         seg_view = rec["segments"]
         levels = _bale.thaw(rec["levels"])
         delta = rec["delta"]
+        freed = _bale.thaw(rec["freed"]) if version >= 3 else {}
     except (KeyError, TypeError) as e:
         raise _format_error(where, f"commit record lacks a field: {e}") from None
     ints = (store, generation, next_file, count)
@@ -317,7 +336,12 @@ def _parse_record(where: str, payload: bytes, version: int = VERSION) -> tuple:
         raise _format_error(where, f"commit record's index levels {levels!r} are malformed")
     if sum(s.live for s in segments.values()) != count:
         raise _format_error(where, f"commit record's count {count} is not the sum of its segments' live values")
-    return store, generation, next_file, count, segments, levels, delta, region
+    if type(freed) is not dict or not all(
+        type(seg) is int and 0 <= seg < next_file and seg not in segments and type(g) is int and 1 <= g <= generation
+        for seg, g in freed.items()
+    ):
+        raise _format_error(where, f"commit record's freed segments {freed!r} are malformed")
+    return store, generation, next_file, count, segments, levels, delta, freed, region
 
 
 class Store(_bale._StoreReads, MutableMapping):
@@ -359,6 +383,10 @@ class Store(_bale._StoreReads, MutableMapping):
         # a value being put, or of verify's progress, writing to the store).
         self._busy: str | None = None
         self._lock_key: tuple[int, int] | None = None
+        # The READERS file (-1: none) and the generation locked in it (0: none).
+        self._readers_fd = -1
+        self._readers_pid = os.getpid()
+        self._reader_gen = 0
         if readonly:
             if not os.path.isdir(self._path):
                 if os.path.exists(self._path):
@@ -401,6 +429,7 @@ class Store(_bale._StoreReads, MutableMapping):
                 record = {
                     "store": int.from_bytes(os.urandom(8), "little") % MAX_FIELD,
                     "generation": 1, "next_file": 1, "count": 0, "segments": {}, "levels": (), "delta": {},
+                    "freed": {},
                 }
                 # Both superblock files exist from the start, so that no
                 # commit needs the directory synced to be durable; the first
@@ -498,14 +527,28 @@ class Store(_bale._StoreReads, MutableMapping):
         return [n for n in os.listdir(self._path) if n.startswith(("seg-", "idx-"))]
 
     def _load_snapshot(self) -> _Snapshot:
-        """Reads the newest commit and opens every file it names. A writer
-        may remove files of an older commit meanwhile: then read again."""
+        """Reads the newest commit and opens its index files; its segments
+        are mapped at their first read (`_map`) when this store holds a
+        reader lock on the commit (docs/STORE.md, *Readers*), else here. A
+        writer may remove files of an older commit meanwhile: then read
+        again."""
         for attempt in range(SNAPSHOT_TRIES):
             name, generation, payload, version = self._newest_superblock()
+            # Locked before anything is read: a writer that commits after
+            # this sees the lock and keeps what this commit names.
+            # (A generation out of range is refused by the record's checks.)
+            lazy = version >= 3 and 1 <= generation < MAX_FIELD and self._hold_reader_lock(generation)
             where = self._file(name)
-            store, gen, next_file, count, segments, levels, delta, record = _parse_record(where, payload, version)
+            store, gen, next_file, count, segments, levels, delta, freed, record = _parse_record(where, payload, version)
             if gen != generation:
                 raise _format_error(where, f"header generation {generation} differs from the record's {gen}")
+            if lazy and self._newest_superblock()[1] != generation:
+                # A commit made before the lock may have removed segments
+                # this one names: read that one (or, at the last try, map
+                # this one's segments now, as for older stores).
+                if attempt + 1 < SNAPSHOT_TRIES:
+                    continue
+                lazy = False
             if getattr(self, "_snap", None) is not None and self._snap.store != store:
                 # Another store now lives at this path: nothing mapped is its.
                 self._maps, self._in_memory = {}, set()
@@ -526,7 +569,7 @@ class Store(_bale._StoreReads, MutableMapping):
                     old = self._maps.get(seg)
                     if old is not None and old.nbytes >= info.length:
                         maps[seg] = old
-                    else:
+                    elif not lazy:
                         maps[seg] = self._open_seg(seg, info.length, not self._readonly and info.open)
             except FileNotFoundError as e:
                 if attempt + 1 < SNAPSHOT_TRIES and self._newest_superblock()[1] != generation:
@@ -535,8 +578,156 @@ class Store(_bale._StoreReads, MutableMapping):
                 raise _format_error(e.filename, f"{kind} file named by the commit is missing") from None
             self._maps = maps
             self._in_memory &= maps.keys()
-            return _Snapshot(store, gen, next_file, count, segments, levels, delta, tuple(views), record)
+            return _Snapshot(store, gen, next_file, count, segments, levels, delta, tuple(views), record, freed, lazy)
         raise AssertionError("unreachable")
+
+    # ------------------------------------------------------------- reader table
+
+    def _readers_file(self) -> int:
+        """The store's READERS file, open (a writer creates it), or -1 when
+        a reader finds none: then it maps every segment at open."""
+        if self._readers_fd >= 0 and self._readers_pid == os.getpid():
+            return self._readers_fd
+        if self._readers_fd >= 0:
+            self._renew_reader_lock_after_fork()
+            return self._readers_fd
+        path = self._file(READERS_NAME)
+        try:
+            if self._readonly:
+                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            else:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except FileNotFoundError:
+            return -1
+        except OSError as e:
+            if self._readonly:
+                return -1  # (a directory it may not read): segments mapped at open
+            raise OSError(e.errno, f"cannot open the store's reader table: {e.strerror}", path) from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise _format_error(path, "the reader table is not a regular file")
+        self._readers_fd, self._readers_pid, self._reader_gen = fd, os.getpid(), 0
+        return fd
+
+    def _hold_reader_lock(self, generation: int) -> bool:
+        """Locks ``generation`` in the reader table, then releases the
+        generation locked before; returns whether it is locked."""
+        fd = self._readers_file()
+        if fd < 0:
+            return False
+        if self._reader_gen == generation:
+            return True
+        try:
+            _bale._reader_lock(fd, generation, True)
+        except OSError:
+            # No such locks here (not Linux, or a file system without them):
+            # every store maps its segments at open, and writers, whose
+            # tests of the table fail alike, remove freed segments at once.
+            return False
+        if self._reader_gen:
+            _bale._reader_lock(fd, self._reader_gen, False)
+        self._reader_gen = generation
+        return True
+
+    def _renew_reader_lock_after_fork(self) -> None:
+        """In a child of fork(): the inherited READERS descriptor shares the
+        parent's locks; open the file again and lock this store's
+        generation on it."""
+        if self._readers_fd < 0 or self._readers_pid == os.getpid():
+            return
+        old, gen = self._readers_fd, self._reader_gen
+        self._readers_fd, self._reader_gen = -1, 0
+        try:
+            os.close(old)  # the parent's open stays, and its locks with it
+        except OSError:
+            pass
+        if gen:
+            try:
+                self._hold_reader_lock(gen)
+            except OSError:
+                pass
+        snap = getattr(self, "_snap", None)
+        if snap is not None and snap.lazy and self._reader_gen != snap.generation:
+            # Unprotected now: map what it names while it is there.
+            for seg in snap.segments:
+                try:
+                    self._map(seg)
+                except (OSError, FormatError):
+                    pass
+
+    def _release_reader_lock(self) -> None:
+        if self._readers_fd >= 0:
+            if self._readers_pid == os.getpid():
+                os.close(self._readers_fd)  # and every lock on it
+            self._readers_fd, self._reader_gen = -1, 0
+
+    def _remove_freed(self) -> None:
+        """Removes the files of freed segments that no open store's snapshot
+        names: those freed at a generation no reader lock lies below. With
+        the writers' lock held."""
+        freed = self._snap.freed
+        if not freed:
+            return
+        fd = self._readers_file()
+        if fd < 0:
+            return
+        try:
+            oldest = _bale._oldest_reader(fd, max(freed.values()))
+        except OSError:
+            oldest = None  # no reader locks here: every reader mapped its segments at open
+        for seg, gen in list(freed.items()):
+            if oldest is not None and oldest < gen:
+                continue  # a reader's snapshot still names it
+            for name in (_segment_name(seg), _sums_name(seg)):
+                try:
+                    os.unlink(self._file(name))
+                except FileNotFoundError:
+                    pass
+            del freed[seg]
+
+    def _map(self, seg: int):
+        """The read handle of segment ``seg`` of the snapshot, mapped at its
+        first read, and with it every segment its values reference (a view
+        of it reads them through its registry, whatever happens to the
+        store after); None when the snapshot has no such segment."""
+        with self._mutex:
+            h = self._maps.get(seg)
+            if h is not None:
+                return h
+            segments = self._snap.segments
+            if seg not in segments:
+                return None
+            todo = [seg]
+            while todo:
+                s = todo.pop()
+                if s in self._maps:
+                    continue
+                info = segments[s]
+                try:
+                    self._maps[s] = self._open_seg(s, info.length, not self._readonly and info.open)
+                except FileNotFoundError as e:
+                    raise _format_error(e.filename or self._file(_segment_name(s)), "segment file named by the commit is missing") from None
+                todo.extend(r for r in info.refs if r not in self._maps)
+            return self._maps[seg]
+
+    def _map_segment(self, seg: int):
+        """`_bale._store_get`'s mapper: the handle values of live segment
+        ``seg`` are read from, mapped now if it was not; None when the
+        segment is not live."""
+        with self._mutex:
+            info = self._snap.segments.get(seg)
+            if info is None or info.held:
+                return None
+            handles = self._fast[1]
+            h = handles.get(seg)
+            if h is None:
+                h = self._lineages.get(seg)
+                if h is None:
+                    h = self._map(seg)
+                if not self._readonly and info.open and seg not in self._lineages:
+                    self._lineages[seg] = h  # as `_set_snapshot` does for mapped ones
+                handles[seg] = h
+            return h
 
     def _open_seg(self, seg: int, length: int, keep_file: bool = True):
         """A handle on segment ``seg``'s first ``length`` bytes, whose values
@@ -551,6 +742,12 @@ class Store(_bale._StoreReads, MutableMapping):
         segs = self._segs = self._segs.successor()
         self._maps = {seg: h._placed(segs, seg) for seg, h in self._maps.items()}
         self._lineages = {seg: h._placed(segs, seg) for seg, h in self._lineages.items() if seg in snap.segments}
+        # What the handles carried over reference must be in this registry
+        # too (mapped with them before, but maybe longer now).
+        for seg in list(self._maps):
+            info = snap.segments.get(seg)
+            for ref in info.refs if info is not None else ():
+                self._map(ref)
         labels: dict[Any, list[int]] = {}
         handles = {}
         for seg, info in snap.segments.items():
@@ -559,8 +756,8 @@ class Store(_bale._StoreReads, MutableMapping):
             labels.setdefault(info.label, []).append(seg)
             h = self._lineages.get(seg)
             if h is None:
-                h = self._maps[seg]
-                if not self._readonly and info.open:
+                h = self._maps.get(seg)  # None: mapped at its first read (`_map_segment`)
+                if h is not None and not self._readonly and info.open:
                     # Appends go through the handle values are read from, so
                     # that a value built from them references them.
                     self._lineages[seg] = h
@@ -687,7 +884,7 @@ class Store(_bale._StoreReads, MutableMapping):
         seg, end, root, flags = entry
         h = self._lineages.get(seg)
         if h is None or h.nbytes < end:
-            h = self._maps.get(seg)
+            h = self._map(seg)
             if h is None or h.nbytes < end:
                 raise _format_error(
                     self._file(_segment_name(seg)), f"an index entry ends at {end}, past the segment's committed bytes"
@@ -700,7 +897,7 @@ class Store(_bale._StoreReads, MutableMapping):
         if not self._closed and self._my_txn() is None:
             sources, handles = self._fast
             try:
-                value = _bale._store_get(key, sources, handles, _MISSING)
+                value = _bale._store_get(key, sources, handles, _MISSING, True, self._map_segment)
             except FormatError as err:
                 raise _format_error(self._where(key, err), f"value of key {key!r}: {err}") from None
         else:
@@ -881,6 +1078,7 @@ class Store(_bale._StoreReads, MutableMapping):
             if not self._swept:
                 self._sweep(self._snap)
                 self._swept = True
+            self._remove_freed()
         except BaseException:
             self._unlock()
             raise
@@ -941,9 +1139,21 @@ class Store(_bale._StoreReads, MutableMapping):
             os.close(fd)
         self._seg_fds.clear()
 
-    def _new_segment(self, txn: _Txn, label) -> int:
-        seg = txn.next_file
+    def _new_file_id(self, txn: _Txn) -> int:
+        """The next file id; ids stay below 2^32 - 1 (references between
+        segments name them in 32 bits), as readers require."""
+        file_id = txn.next_file
+        if file_id >= MAX_FILE_ID:
+            raise OSError(
+                errno.ENOSPC,
+                "the store has used every file id (2^32 - 1 segment and index files); nothing of this batch was committed",
+                self._path,
+            )
         txn.next_file += 1
+        return file_id
+
+    def _new_segment(self, txn: _Txn, label) -> int:
+        seg = self._new_file_id(txn)
         for name in (_segment_name(seg), _sums_name(seg)):
             path = self._file(name)
             try:
@@ -978,7 +1188,9 @@ class Store(_bale._StoreReads, MutableMapping):
         h = self._lineages.get(seg)
         if h is None:
             info = self._segments()[seg]
-            h = self._open_seg(seg, info.length)
+            h = self._map(seg) if seg in self._snap.segments else None
+            if h is None or h.nbytes != info.length:
+                h = self._open_seg(seg, info.length)
             self._lineages[seg] = h
         return h
 
@@ -1160,8 +1372,7 @@ class Store(_bale._StoreReads, MutableMapping):
             if not (bottom and (e is None or e[0] not in segments))
         }
         if run:
-            file_id = txn.next_file
-            txn.next_file += 1
+            file_id = self._new_file_id(txn)
             name = _index_name(file_id)
             txn.new_files.append(name)
             _bale._save_index(_bale.compact(run), self._file(name))
@@ -1184,7 +1395,8 @@ class Store(_bale._StoreReads, MutableMapping):
                 self._gate()
                 self._unlock()
                 return
-            self._release_unreferenced(txn)
+            generation = self._snap.generation + 1
+            self._release_unreferenced(txn, generation)
             for seg in sorted(txn.touched):
                 if seg not in txn.segments:
                     continue  # dropped in this transaction
@@ -1215,7 +1427,6 @@ class Store(_bale._StoreReads, MutableMapping):
                 delta = {}
             if txn.new_files:
                 _fsync_dir(self._path)
-            generation = self._snap.generation + 1
             record = {
                 "store": self._snap.store,
                 "generation": generation,
@@ -1224,6 +1435,7 @@ class Store(_bale._StoreReads, MutableMapping):
                 "segments": {seg: info.row() for seg, info in txn.segments.items()},
                 "levels": levels,
                 "delta": delta,
+                "freed": txn.freed,
             }
             payload = bytes(_bale.compact(record))
         except BaseException:
@@ -1236,10 +1448,14 @@ class Store(_bale._StoreReads, MutableMapping):
             # the commit may be on disk, and then so must be its files.
             self._abort(keep_files=True)
             raise
-        # Committed: what the new commit no longer names can go.
+        # Committed: what the new commit no longer names can go: at once
+        # what no commit named before (and index files, which readers open
+        # at once), the freed segments when no reader's snapshot names them
+        # (this store's lock moved to the new commit first).
         self._txn = None
         self._gate()
         try:
+            lazy = self._hold_reader_lock(generation)
             for name in txn.dead_files + replaced:
                 try:
                     os.unlink(self._file(name))
@@ -1249,12 +1465,13 @@ class Store(_bale._StoreReads, MutableMapping):
                     seg = int(name[4:12])
                     if seg in self._seg_fds:
                         os.close(self._seg_fds.pop(seg))
-            self._set_snapshot(self._load_snapshot_after_commit(generation, txn, levels, delta))
+            self._set_snapshot(self._load_snapshot_after_commit(generation, txn, levels, delta, lazy))
             self._delta_dict = delta
+            self._remove_freed()
         finally:
             self._unlock()
 
-    def _release_unreferenced(self, txn: _Txn) -> None:
+    def _release_unreferenced(self, txn: _Txn, generation: int) -> None:
         """Removes the rows that no kept segment needs (STORE.md, *Writing*,
         4.2). A segment is kept when it is open or has live values, or when
         a kept segment references it: then it is *held*, its values dead
@@ -1270,12 +1487,15 @@ class Store(_bale._StoreReads, MutableMapping):
         for seg, info in list(segments.items()):
             if seg not in kept:
                 del segments[seg]
-                txn.dead_files += [_segment_name(seg), _sums_name(seg)]
+                if seg in self._snap.segments:
+                    txn.freed[seg] = generation  # older snapshots name it: removed when no reader is there
+                else:
+                    txn.dead_files += [_segment_name(seg), _sums_name(seg)]  # no commit named it
                 self._lineages.pop(seg, None)
             elif not info.held and not info.live and not info.open and info.puts:
                 info.held = True  # emptied, and referenced
 
-    def _load_snapshot_after_commit(self, generation, txn, levels, delta) -> _Snapshot:
+    def _load_snapshot_after_commit(self, generation, txn, levels, delta, lazy: bool) -> _Snapshot:
         for seg in list(self._lineages):
             if seg not in txn.segments:
                 del self._lineages[seg]  # dropped or emptied: its mappings go
@@ -1299,20 +1519,22 @@ class Store(_bale._StoreReads, MutableMapping):
                 # worth per label, not everything it wrote).
                 self._lineages.pop(seg, None)
                 if m is None or m.nbytes < info.length or seg in self._in_memory:
-                    m = self._open_seg(seg, info.length, False)
+                    m = None if lazy else self._open_seg(seg, info.length, False)
                     self._in_memory.discard(seg)
             elif m is None or m.nbytes < info.length:
                 lineage = self._lineages.get(seg)
                 m = lineage if lineage is not None and lineage.nbytes >= info.length else None
                 if m is None:
-                    m = self._open_seg(seg, info.length)
+                    m = None if lazy else self._open_seg(seg, info.length)
                 else:
                     self._in_memory.add(seg)
-            maps[seg] = m
+            if m is not None:
+                maps[seg] = m
         self._in_memory &= maps.keys()
         self._maps = maps
         return _Snapshot(
-            self._snap.store, generation, txn.next_file, txn.count, txn.segments, levels, record.root["delta"], tuple(views), record
+            self._snap.store, generation, txn.next_file, txn.count, txn.segments, levels, record.root["delta"], tuple(views),
+            record, txn.freed, lazy,
         )
 
     # ----------------------------------------------------------------- reclaim
@@ -1322,7 +1544,7 @@ class Store(_bale._StoreReads, MutableMapping):
         their commit, or after it and before they removed what it freed).
         Runs with the writers' lock held, so no writer is making any."""
         named: set[str] = set()
-        for seg in snap.segments:
+        for seg in (*snap.segments, *snap.freed):  # freed ones wait for readers
             named.update((_segment_name(seg), _sums_name(seg)))
         named.update(_index_name(file_id) for file_id, _ in snap.levels)
         for entry in os.scandir(self._path):
@@ -1471,22 +1693,19 @@ class Store(_bale._StoreReads, MutableMapping):
         values = 0
         live: dict[int, int] = {}
         segments = self._segments()
+        followed: set[tuple[int, int, int, int]] = set()
         for key in self:
             e = self._live_entry(key)
             try:
                 handle = self._handle(e)
-                # Read in full, through every reference to another segment.
-                _bale.thaw(handle.root)
-                named = _bale._extern_segments(handle)
             except FormatError as err:
                 raise _format_error(self._file(_segment_name(e[0])), f"value of key {key!r}: {err}") from None
-            missing = set(named).difference(segments[e[0]].refs)
-            if missing:
-                # A drop could then free data this value reaches.
-                raise _format_error(
-                    self._file(_segment_name(e[0])),
-                    f"value of key {key!r} references segments {sorted(missing)}, which its segment's row does not list",
-                )
+            self._verify_references(key, e[0], handle, segments, followed)
+            try:
+                # Read in full, through every reference to another segment.
+                _bale.thaw(handle.root)
+            except FormatError as err:
+                raise _format_error(self._file(_segment_name(e[0])), f"value of key {key!r}: {err}") from None
             values += 1
             live[e[0]] = live.get(e[0], 0) + 1
         referenced = {r for info in segments.values() for r in info.refs}
@@ -1502,6 +1721,40 @@ class Store(_bale._StoreReads, MutableMapping):
             raise _format_error(self._path, f"the index has {values} live keys; the commit counts {len(self)}")
         return {"values": values, "segments": total, "segment_bytes": checked_bytes, "index_files": len(snap.levels)}
 
+    def _verify_references(self, key, seg: int, handle, segments: dict, followed: set) -> None:
+        """Checks that every segment the value ``handle`` of ``seg``
+        references, and every value reached through those references in
+        turn (held segments' values too), is listed in the referencing
+        segment's row: else a drop could free data a live value reaches,
+        and a reader, which maps what rows list, could not read it.
+        ``followed``: the values already checked (each is checked once)."""
+        todo = [(seg, handle)]
+        while todo:
+            at, h = todo.pop()
+            where = self._file(_segment_name(at))
+            try:
+                targets = _bale._extern_targets(h)
+            except FormatError as err:
+                raise _format_error(where, f"value of key {key!r}: {err}") from None
+            missing = sorted({t[0] for t in targets}.difference(segments[at].refs))
+            if missing:
+                what = f"value of key {key!r}" if at == seg else f"a value that key {key!r} reaches"
+                raise _format_error(where, f"{what} references segments {missing}, which its segment's row does not list")
+            for target in targets:
+                if target in followed:
+                    continue
+                followed.add(target)
+                other, end, flags, slot = target
+                base = self._lineages.get(other)  # (a writer's batch reads its own appends)
+                if base is None or base.nbytes < end:
+                    base = self._map(other)
+                if base is None or base.nbytes < end:
+                    raise _format_error(where, f"value of key {key!r} references bytes up to {end} of segment {other}, which has fewer")
+                try:
+                    todo.append((other, base._handle(end, slot, flags)))
+                except FormatError as err:
+                    raise _format_error(self._file(_segment_name(other)), f"a value that key {key!r} reaches: {err}") from None
+
     def info(self) -> dict:
         """Sizes and counts: for ``bale store info``."""
         with self._mutex:
@@ -1515,6 +1768,7 @@ class Store(_bale._StoreReads, MutableMapping):
                 "segments": len(snap.segments),
                 "held_segments": sum(i.held for i in snap.segments.values()),
                 "references": sum(len(i.refs) for i in snap.segments.values()),
+                "freed_segments": len(snap.freed),
                 "segment_bytes": sum(i.length for i in snap.segments.values()),
                 "index_files": [entries for _, entries in snap.levels],
                 "delta_entries": len(snap.delta),
@@ -1537,6 +1791,7 @@ class Store(_bale._StoreReads, MutableMapping):
             if self._lock_fd >= 0:
                 os.close(self._lock_fd)
                 self._lock_fd = -1
+            self._release_reader_lock()  # values read before map what they read
             self._lineages = {}
             self._maps = {}
             self._segs = _bale._Segments()  # values read before hold their own

@@ -589,7 +589,8 @@ def store_info(path: str, out: IO[str]) -> None:
         f"values: {info['values']:,}",
         f"labels: {labels}",
         f"segments: {info['segments']:,} ({info['segment_bytes']:,} bytes), {info['held_segments']:,} held for "
-        f"{info['references']:,} reference(s) between segments",
+        f"{info['references']:,} reference(s) between segments; {info['freed_segments']:,} freed, their files kept "
+        "for readers of older commits",
         f"index: {len(info['index_files'])} file(s) of {', '.join(f'{n:,}' for n in info['index_files']) or '0'} entries, {info['delta_entries']:,} in the commit record",
         f"disk: {info['disk_bytes']:,} bytes",
     ]

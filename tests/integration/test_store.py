@@ -537,8 +537,22 @@ def test_a_flipped_byte_in_a_segment_fails_verify_naming_the_file(small_store):
 def test_a_missing_segment_file_is_a_format_error_naming_it(small_store):
     with bale.Store(small_store) as s:
         seg = sorted(s._snap.segments)[0]
+        in_seg = [k for k in s if s._entry(k)[0] == seg]
+        elsewhere = [k for k in s if s._entry(k)[0] != seg]
+    assert in_seg and elsewhere
     os.unlink(small_store / _store._segment_name(seg))
-    with pytest.raises(bale.FormatError, match=rf"{_store._segment_name(seg)}: segment file named by the commit is missing"):
+    missing = rf"{_store._segment_name(seg)}: (segment|a) file named by the commit is missing"
+    # Segments are mapped at their first read: the store opens, other
+    # segments read, and a read of this one (or verify) names its file.
+    with bale.Store(small_store, readonly=True) as r:
+        assert bale.thaw(r[elsewhere[0]]) == value_of(elsewhere[0], int(elsewhere[0][1:]))
+        assert in_seg[0] in r  # the index alone
+        for read in (lambda: r[in_seg[0]], lambda: r.get(in_seg[0]), lambda: r.region(in_seg[0]), r.verify):
+            with pytest.raises(bale.FormatError, match=missing):
+                read()
+    # A store of an older version maps every segment at open, as before.
+    os.unlink(small_store / _store.READERS_NAME)
+    with pytest.raises(bale.FormatError, match=missing):
         bale.Store(small_store, readonly=True)
 
 
@@ -556,7 +570,9 @@ def test_a_missing_segment_file_is_a_format_error_naming_it(small_store):
 def test_a_lying_commit_record_with_a_valid_checksum_is_refused(small_store, change, message):
     rewrite_record(small_store, change)
     with pytest.raises(bale.FormatError, match=message):
-        bale.Store(small_store, readonly=True)
+        with bale.Store(small_store, readonly=True) as r:
+            for key in list(r):
+                bale.thaw(r[key])  # (a segment's file is checked when it is first mapped)
 
 
 def test_lying_index_entries_raise_format_errors_not_crashes(small_store):
@@ -711,7 +727,7 @@ def test_cli(small_store):
 def test_reclaim_removes_emptied_segments_and_refuses_to_run_inside_a_batch(tmp_path):
     path = tmp_path / "s"
     with bale.Store(path) as s:
-        assert files(path) == ["SUPER.0", "SUPER.1"]  # both superblocks from the start
+        assert files(path) == ["READERS", "SUPER.0", "SUPER.1"]  # both superblocks from the start
         for i in range(50):
             s.put(f"k{i}", {"i": i}, label="tmp")
         for i in range(50):

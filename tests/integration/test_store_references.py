@@ -208,7 +208,7 @@ def test_a_version_1_store_is_read_and_upgraded(tmp_path):
         assert bale.thaw(s["a"]) == {"x": 1}
         s.put("b", {"base": s["a"]}, label="B")
     with open(os.path.join(path, _store.SUPER_NAMES[(generation + 1) % 2]), "rb") as f:
-        assert struct.unpack("<8sI", f.read(12))[1] == 2
+        assert struct.unpack("<8sI", f.read(12))[1] == _store.VERSION
     with bale.Store(path, readonly=True) as r:
         assert bale.thaw(r["b"]) == {"base": {"x": 1}}
         r.verify()
@@ -324,7 +324,10 @@ def test_verify_finds_references_the_row_does_not_list(referencing_store):
 
     rewrite_record(path, lie)
     with bale.Store(path, readonly=True) as r:
-        assert bale.thaw(r["b"]) == {"base": {"x": [1, 2, 3]}}
+        # A reader maps a segment with the segments its row lists: the
+        # reference names one it does not have, a FormatError naming both.
+        with pytest.raises(bale.FormatError, match=r"of store segment %d: a reference names segment %d, which is not a segment" % (seg_b, seg_a)):
+            r["b"]["base"]
         with pytest.raises(bale.FormatError, match=r"references segments \[%d\], which its segment's row does not list" % seg_a):
             r.verify()
 
@@ -504,3 +507,140 @@ def test_a_commit_record_naming_file_ids_past_32_bits_is_refused(tmp_path):
     rewrite_record(path, lambda r: r.update(next_file=(1 << 32) + 5))
     with pytest.raises(bale.FormatError, match="past 2\\^32 - 1"):
         bale.Store(path, readonly=True)
+
+
+# --- found by attacking references between segments (review, 2026-11-27) ---
+
+
+def test_values_named_many_times_through_references_are_refused_where_they_would_expand(tmp_path):
+    """A chain of values each naming the one before twice (`[prev, prev]`,
+    made with the public API, 9 kB on disk) is 2^40 values as a tree: a
+    thaw keeps the sharing, and what would walk it as a tree (comparison,
+    repr, JSON, a copy, pickling, a put through another Store object)
+    raises FormatError at its budget, as for a shared region, instead of
+    growing until memory runs out."""
+    path = tmp_path / "s"
+    with bale.Store(path) as s:
+        s.put("v0", {"i": 0}, label="L0")
+        for i in range(1, 41):
+            prev = s[f"v{i - 1}"]
+            s.put(f"v{i}", [prev, prev], label=f"L{i % 2}")
+        assert s.verify()["values"] == 41
+        v = s["v40"]
+        native = bale.thaw(v)
+        assert native[0] is native[1] and native[0][0] is native[1][1]
+        import pickle
+
+        for op in (
+            lambda: v == native,
+            lambda: repr(v),
+            lambda: bale.to_json(v),
+            lambda: bale.compact(v),
+            lambda: pickle.dumps(v),
+            lambda: bale.Store(path).put("copy", v, label="X"),
+        ):
+            with pytest.raises(bale.FormatError, match="expands to more elements"):
+                op()
+        # A short chain is fine everywhere.
+        small = s["v3"]
+        assert small == bale.thaw(small) and bale.to_json(small).count(b'"i"') == 8
+        assert bale.thaw(bale.compact(small)) == bale.thaw(small)
+    out = subprocess.run([sys.executable, "-m", "bale", "store", "get", str(path), "v40"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and "expands to more elements" in out.stderr
+
+
+def test_a_chain_of_references_in_a_thread_with_a_small_stack_is_a_recursion_error(tmp_path):
+    """Following a reference recurses natively: in a 256 KB thread a chain of
+    60 raises RecursionError (run in a child: a crash must fail the test,
+    not end the run)."""
+    code = f"""
+import threading, bale
+s = bale.Store({str(tmp_path / "s")!r})
+s.put("v0", {{"i": 0}}, label="L0")
+for i in range(1, 61):
+    s.put(f"v{{i}}", {{"i": i, "prev": s[f"v{{i - 1}}"]}}, label=f"L{{i % 2}}")
+out = []
+def thaw():
+    try:
+        bale.thaw(s["v60"]); out.append("ok")
+    except RecursionError as e:
+        out.append("RecursionError: " + str(e))
+threading.stack_size(256 * 1024)
+t = threading.Thread(target=thaw); t.start(); t.join()
+print(out[0])
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "while following references between segments" in p.stdout
+    with bale.Store(tmp_path / "s", readonly=True) as r:
+        assert bale.thaw(r["v60"])["prev"]["prev"]["i"] == 58  # the main thread's stack holds it
+
+
+class _Link:
+    """A record whose __init__ thaws another stored value (an independent thaw
+    inside a thaw)."""
+
+    store = None
+
+    def __init__(self, key):
+        self.key = key
+        self.target = bale.thaw(_Link.store[key]) if _Link.store is not None and key in _Link.store else None
+
+
+def test_a_thaw_started_by_a_thaw_shares_no_object_with_it(tmp_path):
+    bale.register(_Link, ["key"])
+    with bale.Store(tmp_path / "s") as s:
+        s.put("users", {"ada": {"tags": ["admin"]}}, label="users")
+        s.put("x", {"who": s["users"]}, label="x")
+        s.put("y", [s["users"], _Link("x")], label="y")
+        _Link.store = s
+        try:
+            y = bale.thaw(s["y"])
+        finally:
+            _Link.store = None
+        inner = y[1].target["who"]
+        assert inner == y[0] and inner is not y[0]
+        inner["ada"]["tags"].append("changed")
+        assert y[0] == {"ada": {"tags": ["admin"]}}
+
+
+def test_the_writer_refuses_file_ids_readers_would_refuse(tmp_path):
+    from test_store import rewrite_record
+
+    path = tmp_path / "s"
+    with bale.Store(path) as s:
+        s.put("a", {"x": 1})
+    rewrite_record(path, lambda r: r.update(next_file=_store.MAX_FILE_ID - 1))
+    with bale.Store(path) as s:
+        s.put("k0", {"v": 0}, label="new")  # the last id
+        with pytest.raises(OSError, match="used every file id") as e:
+            s.put("k1", {"v": 1}, label="newer")
+        assert e.value.filename == str(path)
+        assert "k1" not in s and bale.thaw(s["k0"]) == {"v": 0}
+    with bale.Store(path, readonly=True) as r:
+        assert r.verify()["values"] == 2
+
+
+def test_verify_follows_references_into_held_segments(tmp_path):
+    """A held segment's dead values are read through references: the segments
+    they reference must be in its row, or a drop frees what a live value
+    reaches. verify checks every value reached, not only live ones."""
+    from test_store import rewrite_record
+
+    path = tmp_path / "s"
+    with bale.Store(path) as s:
+        s.put("c", {"deep": [1, 2, 3]}, label="C")
+        s.put("a", {"c": s["c"]}, label="A")
+        s.put("b", {"a": s["a"]}, label="B")
+        s.drop("A")
+        seg_a = next(seg for seg, i in s._snap.segments.items() if i.held)
+        assert s.verify()["values"] == 2
+
+    def lie(record):
+        row = record["segments"][seg_a]
+        record["segments"][seg_a] = (*row[:6], (), row[7])
+
+    rewrite_record(path, lie)
+    with bale.Store(path, readonly=True) as r:
+        with pytest.raises(bale.FormatError, match=r"seg-%08d\.bale: a value that key 'b' reaches references segments \[\d+\], which its segment's row does not list" % seg_a):
+            r.verify()

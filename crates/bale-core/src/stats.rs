@@ -28,6 +28,8 @@ pub struct Stats {
     pub types: Vec<TypeInfo>,
     /// The segments EXTERN objects name (a store's value).
     pub extern_segments: std::collections::BTreeSet<u32>,
+    /// What they name: `(segment, end, flags, slot)` of each, once.
+    pub externs: std::collections::BTreeSet<(u32, u64, u32, u64)>,
 }
 
 /// One entry of a region's type table.
@@ -239,6 +241,7 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
             }
             Value::Extern(x) => {
                 st.extern_segments.insert(x.segment);
+                st.externs.insert((x.segment, x.end, x.flags, x.slot));
                 (K_EXTERN, crate::extern_ref::EXTERN_BYTES as u64)
             }
         };

@@ -36,7 +36,7 @@ use crate::ffi::{pybytes, pydict, pyfloat, pylist, pytuple};
 use crate::region::Region;
 use crate::thawing::thaw_value;
 use crate::typed::{classify, scalar_parts, ArrayParts, Handler};
-use crate::views::{check_expansion, view_parts, Items, Node};
+use crate::views::{check_expansion_of, view_parts, Items, Node};
 use bale_core::columns::is_slice;
 pub(crate) use bale_core::layout::SMALL_LEAF_SEQ;
 use bale_core::layout::{inline_str, key_signature, SHAPE_CACHE_MAX_KEYS, TABLE_MIN_ROWS};
@@ -1251,9 +1251,7 @@ impl<'py> Compactor<'py> {
         match view_parts(&bound) {
             Some((region, node)) => {
                 let reg = region.get();
-                if reg.is_shared() {
-                    check_expansion(&reg.reader(), node.value())?;
-                }
+                check_expansion_of(reg, node.value())?;
                 let native = thaw_value(self.py, reg, node.value())?;
                 let p = native.as_ptr();
                 self.keepalive.push(native);

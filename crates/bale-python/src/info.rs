@@ -38,12 +38,22 @@ pub fn region_stats<'py>(py: Python<'py>, region: &Bound<'py, Region>, top: usiz
 }
 
 /// Store support: the other segments whose values the region's value
-/// references (its EXTERN objects), ascending; for `Store.verify`.
+/// references (its EXTERN objects), ascending.
 #[pyfunction]
 pub fn _extern_segments(py: Python<'_>, region: &Bound<'_, Region>) -> PyResult<Vec<u32>> {
     let reg = region.get().check_open()?;
     let segments = py.detach(|| reg.extern_segments()).map_err(format_error)?;
     Ok(segments.into_iter().collect())
+}
+
+/// Store support: what the region's value references in other segments,
+/// `(segment, end, flags, slot)` of each EXTERN object, ascending; for
+/// `Store.verify`, which follows them.
+#[pyfunction]
+pub fn _extern_targets(py: Python<'_>, region: &Bound<'_, Region>) -> PyResult<Vec<(u32, u64, u32, u64)>> {
+    let reg = region.get().check_open()?;
+    let targets = py.detach(|| reg.extern_targets()).map_err(format_error)?;
+    Ok(targets.into_iter().collect())
 }
 
 /// `[(qualified name, flavor, field names, records), ...]`, in the order first met.

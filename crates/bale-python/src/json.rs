@@ -36,13 +36,18 @@ pub fn to_json<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Boun
         Err(e) if e.needs_store => {
             // References to other segments of a store: the value as read
             // through them (a native copy), then its JSON.
+            // (Counted first: JSON writes a value named many times in full.)
             let native = match value.cast::<Region>() {
                 Ok(region) => {
                     let reg = region.get();
+                    crate::views::check_expansion_of(reg, reg.root_value()?)?;
                     crate::thawing::thaw_value(py, reg, reg.root_value()?)?
                 }
                 Err(_) => match view_parts(value) {
-                    Some((region, node)) => crate::thawing::thaw_value(py, region.get(), node.value())?,
+                    Some((region, node)) => {
+                        crate::views::check_expansion_of(region.get(), node.value())?;
+                        crate::thawing::thaw_value(py, region.get(), node.value())?
+                    }
                     None => return Err(FormatError::new_err(e.to_string())),
                 },
             };

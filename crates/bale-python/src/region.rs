@@ -211,6 +211,11 @@ impl Region {
         bale_core::stats::region_stats(&self.reader(), self.root).map(|st| st.extern_segments)
     }
 
+    /// What the value's EXTERN objects name: `(segment, end, flags, slot)`.
+    pub fn extern_targets(&self) -> bale_core::Result<std::collections::BTreeSet<(u32, u64, u32, u64)>> {
+        bale_core::stats::region_stats(&self.reader(), self.root).map(|st| st.externs)
+    }
+
     /// This handle as one of a store's, on segment `place.segment`.
     pub fn placed(mut self, place: Option<crate::store_segments::Place>) -> Region {
         self.place = place;
@@ -242,16 +247,21 @@ impl Region {
     /// root it is: read from the bytes the store registered for its
     /// segment. Only a dict or a list can be named (what writers make).
     pub fn resolve_extern(&self, x: &bale_core::Extern) -> PyResult<Region> {
-        let fail = |what: String| crate::errors::FormatError::new_err(format!("at byte {}: {what}", x.start));
         let Some(place) = &self.place else {
             return Err(format_error(bale_core::extern_ref::unresolved(x)));
+        };
+        let fail = |what: String| {
+            crate::errors::FormatError::new_err(format!(
+                "at byte {} of store segment {}: {what}",
+                x.start, place.segment
+            ))
         };
         if x.segment == place.segment {
             return Err(fail(format!("a reference to another segment names its own segment {}", x.segment)));
         }
         let Some((storage, len, lineage)) = place.segments.get(x.segment) else {
             return Err(fail(format!(
-                "a reference names segment {}, which is not a segment of this store's snapshot",
+                "a reference names segment {}, which is not a segment of this store's snapshot (or one its row does not list)",
                 x.segment
             )));
         };

@@ -206,11 +206,13 @@ pub fn _save_index(py: Python<'_>, region: &Bound<'_, Region>, path: std::path::
 /// The value stored under `key`: `sources` are the index levels (dict
 /// views, newest first) whose values are `(segment, end, root, flags)`
 /// entries or None (deleted); `handles` maps each live segment to a handle
-/// on it. Returns `missing` when the key is absent, deleted, or its
-/// segment is not live (dropped): an entry found decides, older levels are
-/// not consulted.
+/// on it, or to None while it is not mapped yet (a store maps a segment at
+/// its first read): then `mapper(segment)` maps it, and returns its handle
+/// or None (not live). Returns `missing` when the key is absent, deleted,
+/// or its segment is not live (dropped): an entry found decides, older
+/// levels are not consulted.
 #[pyfunction]
-#[pyo3(signature = (key, sources, handles, missing, value = true))]
+#[pyo3(signature = (key, sources, handles, missing, value = true, mapper = None))]
 pub fn _store_get(
     py: Python<'_>,
     key: &Bound<'_, PyAny>,
@@ -218,22 +220,38 @@ pub fn _store_get(
     handles: &Bound<'_, PyDict>,
     missing: &Bound<'_, PyAny>,
     value: bool,
+    mapper: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    Ok(store_lookup(py, key, sources, handles, value)?.unwrap_or_else(|| missing.clone().unbind()))
+    match store_lookup(py, key, sources, handles, value, mapper)? {
+        Found::Value(found) => Ok(found),
+        Found::Missing => Ok(missing.clone().unbind()),
+        Found::Unmapped => Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "_store_get: the value's segment is not mapped and no mapper was given",
+        )),
+    }
 }
 
-/// `_store_get`'s lookup: the value (or `True` when `value` is false), or
-/// `None` for a missing key. A `FormatError` carries `_bale_place`: the
-/// index level (`("level", i)`, `i` counting `sources` from 0) or the
-/// segment (`("segment", id)`) whose bytes are wrong, for the store to
-/// name the file.
+/// What a lookup found.
+enum Found {
+    Value(Py<PyAny>),
+    /// Absent, deleted, or in a segment that is not live.
+    Missing,
+    /// In a segment not mapped yet, with no mapper to map it.
+    Unmapped,
+}
+
+/// `_store_get`'s lookup: the value (or `True` when `value` is false). A
+/// `FormatError` carries `_bale_place`: the index level (`("level", i)`,
+/// `i` counting `sources` from 0) or the segment (`("segment", id)`) whose
+/// bytes are wrong, for the store to name the file.
 fn store_lookup(
     py: Python<'_>,
     key: &Bound<'_, PyAny>,
     sources: &Bound<'_, PyTuple>,
     handles: &Bound<'_, PyDict>,
     value: bool,
-) -> PyResult<Option<Py<PyAny>>> {
+    mapper: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Found> {
     // A candidate bucket's value root is prefetched before its key is
     // compared (two misses in flight rather than one after the other); the
     // segment's handle found for it is kept for the read.
@@ -254,23 +272,32 @@ fn store_lookup(
         candidate_handle = Some((segment, handle));
     };
     let Some(Entry { segment, end, root, flags }) = find_entry(key, sources, prefetch_root)? else {
-        return Ok(None);
+        return Ok(Found::Missing);
     };
-    let handle = match candidate_handle {
+    let mut handle = match candidate_handle {
         Some((seen, handle)) if seen == segment => handle,
         _ => match handles.get_item(segment)? {
             Some(handle) => handle,
-            None => return Ok(None),
+            None => return Ok(Found::Missing),
         },
     };
     if !value {
         // `k in s` reads the index alone, as in a batch
         // (`Store._live_entry`): a live entry is enough; the value's
         // bytes are read, and checked, by a get.
-        return Ok(Some(pyo3::types::PyBool::new(py, true).to_owned().into_any().unbind()));
+        return Ok(Found::Value(pyo3::types::PyBool::new(py, true).to_owned().into_any().unbind()));
+    }
+    if handle.is_none() {
+        let Some(mapper) = mapper else { return Ok(Found::Unmapped) };
+        handle = mapper.call1((segment,))?;
+        if handle.is_none() {
+            return Ok(Found::Missing);
+        }
     }
     let segment_py = handle.cast::<crate::region::Region>()?;
-    read_value(py, segment_py, end, root, flags).map(Some).map_err(|e| placed(py, e, "segment", segment as usize))
+    read_value(py, segment_py, end, root, flags)
+        .map(Found::Value)
+        .map_err(|e| placed(py, e, "segment", segment as usize))
 }
 
 /// The entry of `key` in the first level of `sources` that has it
@@ -402,17 +429,21 @@ impl StoreReads {
     }
 
     /// `store_lookup` of `key` on what the store handed over, or `None`
-    /// when it handed nothing (the caller then asks the store). A
+    /// when it handed nothing, or the value lies in a segment not mapped
+    /// yet (the caller then asks the store, which maps it). A
     /// `FormatError` goes to the store's `_get_failed`, which raises it
     /// named after its file.
     fn lookup(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>, value: bool) -> Option<PyResult<Option<Py<PyAny>>>> {
         let py = slf.py();
         let (sources, handles) = slf.get().fast(py)?;
-        Some(match store_lookup(py, key, sources.bind(py), handles.bind(py), value) {
+        Some(match store_lookup(py, key, sources.bind(py), handles.bind(py), value, None) {
             Err(err) if err.is_instance_of::<FormatError>(py) => {
                 slf.call_method1(pyo3::intern!(py, "_get_failed"), (key, err.into_value(py))).map(|_| None)
             }
-            found => found,
+            Err(err) => Err(err),
+            Ok(Found::Value(found)) => Ok(Some(found)),
+            Ok(Found::Missing) => Ok(None),
+            Ok(Found::Unmapped) => return None,
         })
     }
 }

@@ -267,14 +267,12 @@ impl Drop for Thaw<'_, '_> {
 pub const MAX_EXTERN_DEPTH: usize = 200;
 
 thread_local! {
-    /// References between segments being followed by thaws on this thread.
+    /// References between segments being followed by the running thaw.
     static EXTERN_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    /// Thaws running on this thread (one inside another: records, references).
-    static THAWS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    /// The objects made for the values references name, during the
-    /// outermost thaw: a value named many times (a chain of `[prev,
-    /// prev]`, or one base under many keys) is made once, so a thaw costs
-    /// what the distinct values cost, never more.
+    /// The objects made for the values references name, during the running
+    /// thaw: a value named many times (a chain of `[prev, prev]`, or one
+    /// base under many keys) is made once, so a thaw costs what the
+    /// distinct values cost, never more.
     static EXTERN_MADE: std::cell::RefCell<FxHashMap<ExternKey, Py<PyAny>>> =
         std::cell::RefCell::new(FxHashMap::default());
 }
@@ -283,26 +281,28 @@ thread_local! {
 /// agree on every byte they hold), segment, end, flags and slot.
 type ExternKey = (u64, u32, u64, u32, u64);
 
-/// Counts a thaw in `THAWS`; the outermost one empties `EXTERN_MADE` when
-/// it ends, however it ends.
-struct ThawScope;
+/// One thaw's state of the references it follows, set aside while it
+/// runs and put back when it ends, however it ends: a thaw that Python
+/// code run by another starts (a record class's `__init__` calling
+/// `bale.thaw`) shares no object and no depth with it.
+struct ThawScope {
+    outer: FxHashMap<ExternKey, Py<PyAny>>,
+    outer_depth: usize,
+}
 
 impl ThawScope {
     fn enter() -> ThawScope {
-        THAWS.set(THAWS.get() + 1);
-        ThawScope
+        let outer = EXTERN_MADE.with_borrow_mut(std::mem::take);
+        ThawScope { outer, outer_depth: EXTERN_DEPTH.replace(0) }
     }
 }
 
 impl Drop for ThawScope {
     fn drop(&mut self) {
-        let n = THAWS.get() - 1;
-        THAWS.set(n);
-        if n == 0 {
-            // Taken out first: dropping the objects may run Python code.
-            let made = EXTERN_MADE.with_borrow_mut(std::mem::take);
-            drop(made);
-        }
+        // Swapped out first: dropping the objects may run Python code.
+        let made = EXTERN_MADE.with_borrow_mut(|m| std::mem::replace(m, std::mem::take(&mut self.outer)));
+        EXTERN_DEPTH.set(self.outer_depth);
+        drop(made);
     }
 }
 
@@ -332,6 +332,18 @@ pub fn thaw_bounded(
     types: Option<Py<PyTuple>>,
     max_depth: usize,
 ) -> PyResult<Py<PyAny>> {
+    let _scope = ThawScope::enter();
+    thaw_within(py, region, v, types, max_depth)
+}
+
+/// `thaw_bounded` as part of the running thaw: a value a reference names.
+fn thaw_within(
+    py: Python<'_>,
+    region: &Region,
+    v: Value<'_>,
+    types: Option<Py<PyTuple>>,
+    max_depth: usize,
+) -> PyResult<Py<PyAny>> {
     // Made once per container, a valid region expands to at most `step_budget` values.
     let budget = bale_core::hash::step_budget(region.buf().len());
     let memo = region.is_shared().then(FxHashMap::default);
@@ -355,7 +367,6 @@ pub fn thaw_bounded(
     };
     unsafe {
         let _pause = crate::gc_pause::GcPause::begin();
-        let _scope = ThawScope::enter();
         t.run(v)
     }
 }
@@ -681,9 +692,12 @@ impl<'a, 'py> Thaw<'a, 'py> {
                 "references between segments nest more than {MAX_EXTERN_DEPTH} deep (or form a cycle, in a damaged store)"
             )));
         }
+        // Each reference followed is a nested walk, natively recursive: a
+        // thread with a small stack may not hold 200 of them.
+        crate::errors::check_stack(c" while following references between segments")?;
         EXTERN_DEPTH.set(depth + 1);
         let made = target.root_value().and_then(|v| {
-            thaw_bounded(self.py, &target, v, self.types.as_ref().map(|t| t.clone_ref(self.py)), self.max_depth)
+            thaw_within(self.py, &target, v, self.types.as_ref().map(|t| t.clone_ref(self.py)), self.max_depth)
         });
         EXTERN_DEPTH.set(depth);
         if let Ok(made) = &made {

@@ -305,9 +305,7 @@ fn elements_matching(
 /// crafted sharing must not turn these into an exponential walk.
 fn thawed(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<Py<PyAny>> {
     let reg = region.get();
-    if reg.is_shared() {
-        check_expansion(&reg.reader(), node.value())?;
-    }
+    check_expansion_of(reg, node.value())?;
     // Python's hash of nested tuples recurses with no depth check: a copy
     // deeper than the recursion limit would overflow the C stack there, so
     // it is refused here with the error Python's guarded walks raise.
@@ -315,10 +313,25 @@ fn thawed(py: Python<'_>, region: &Py<Region>, node: Node) -> PyResult<Py<PyAny>
     crate::thawing::thaw_bounded(py, reg, node.value(), None, limit)
 }
 
-pub fn check_expansion<'a>(r: &Reader<'a>, v: Value<'a>) -> PyResult<()> {
-    // Legitimately shared data may expand beyond its size (a list holding
-    // one list many times); the allowance bounds crafted sharing only.
+/// Checks that a value of `reg` that may share expands to no more values
+/// than its budget: a region with the SHARED flag, or a store's segment,
+/// whose values may name values of other segments, each many times
+/// (references are followed, and what they name counted as often as it is
+/// named). Legitimately shared data may expand beyond its size (a list
+/// holding one list many times); the allowance bounds crafted sharing only.
+/// A value that cannot share passes at once.
+pub fn check_expansion_of(reg: &Region, v: Value<'_>) -> PyResult<()> {
+    if !reg.is_shared() && reg.place().is_none() {
+        return Ok(());
+    }
+    let r = reg.reader();
     let mut steps = bale_core::hash::step_budget(r.buf().len()) + EXPANSION_ALLOWANCE;
+    expand(&r, v, reg, &mut steps, 0)
+}
+
+/// Spends a step of `steps` per value `v` expands to; `reg` resolves
+/// references to other segments, `depth` of them deep.
+fn expand<'a>(r: &Reader<'a>, v: Value<'a>, reg: &Region, steps: &mut usize, depth: usize) -> PyResult<()> {
     let cyclic = r.cyclic();
     let mut stack: Vec<Walk<'a>> = vec![Walk::Enter(v)];
     let mut children: Vec<Value<'a>> = Vec::new();
@@ -372,10 +385,22 @@ pub fn check_expansion<'a>(r: &Reader<'a>, v: Value<'a>) -> PyResult<()> {
                     children.push(r.dict_value(d, i).map_err(format_error)?);
                 }
             }
+            Value::Extern(x) => {
+                if depth >= crate::thawing::MAX_EXTERN_DEPTH {
+                    return Err(crate::errors::FormatError::new_err(format!(
+                        "references between segments nest more than {} deep (or form a cycle, in a damaged store)",
+                        crate::thawing::MAX_EXTERN_DEPTH
+                    )));
+                }
+                crate::errors::check_stack(c" while following references between segments")?;
+                let target = reg.resolve_extern(&x)?;
+                let tr = target.reader();
+                expand(&tr, target.root_value()?, &target, steps, depth + 1)?;
+            }
             _ => {}
         }
         for &c in &children {
-            bale_core::hash::spend(&mut steps).map_err(format_error)?;
+            bale_core::hash::spend(steps).map_err(format_error)?;
             stack.push(Walk::Enter(c));
         }
     }
@@ -417,6 +442,14 @@ fn richcmp(
             let is_view = view_parts(other).is_some();
             if !is_view && !comparable_native(node, other) {
                 return Ok(py.NotImplemented());
+            }
+            // A store's value may name other values many times through
+            // references: refused, as shared regions are, where it expands
+            // past its budget (Python's walks and a compaction of the other
+            // side would take it as a tree).
+            check_expansion_of(region.get(), node.value())?;
+            if let Some((o, n)) = view_parts(other) {
+                check_expansion_of(o.get(), n.value())?;
             }
             let r = region.get().reader();
             let other_cyclic = view_parts(other).is_some_and(|(o, _)| o.get().is_cyclic());
