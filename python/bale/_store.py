@@ -531,7 +531,20 @@ class Store(_bale._StoreReads, MutableMapping):
         are mapped at their first read (`_map`) when this store holds a
         reader lock on the commit (docs/STORE.md, *Readers*), else here. A
         writer may remove files of an older commit meanwhile: then read
-        again."""
+        again. On an error the lock goes back to the snapshot the store
+        still reads."""
+        held = self._reader_gen
+        try:
+            return self._load_snapshot_once()
+        except BaseException:
+            if held and self._reader_gen != held:
+                try:
+                    self._hold_reader_lock(held)
+                except OSError:
+                    pass
+            raise
+
+    def _load_snapshot_once(self) -> _Snapshot:
         for attempt in range(SNAPSHOT_TRIES):
             name, generation, payload, version = self._newest_superblock()
             # Locked before anything is read: a writer that commits after

@@ -5,6 +5,7 @@ no open store's snapshot still names it. Real processes, real `kill -9`."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -157,19 +158,15 @@ def test_stores_of_one_process_lock_apart(tmp_path):
         assert w.info()["freed_segments"] == 0
 
 
-def _refresh_in_child(path: str, conn) -> None:
-    # The store inherited from the parent: moving its lock here must not
-    # move the parent's.
-    s = _PARENT_STORE[0]
-    conn.send((s.refresh(), s.generation))
-    conn.close()
-
-
 _PARENT_STORE: list = []
 
 
-def test_a_forked_child_moving_its_snapshot_leaves_the_parents_locked(tmp_path):
-    path = build(tmp_path / "s")
+@contextlib.contextmanager
+def forked_after_a_drop(path, target):
+    """A reader ``r`` of ``path``; a writer ``w`` that has dropped L1 (whose
+    files ``gone`` names, kept for ``r``'s commit); a child forked then,
+    running ``target(conn)`` with ``r`` in ``_PARENT_STORE``, and the
+    parent's end of its pipe. Yields ``(r, w, gone, conn, process)``."""
     r = bale.Store(path, readonly=True)
     _PARENT_STORE[:] = [r]
     try:
@@ -178,18 +175,35 @@ def test_a_forked_child_moving_its_snapshot_leaves_the_parents_locked(tmp_path):
             w.drop("L1")
             ctx = multiprocessing.get_context("fork")
             parent, child_end = ctx.Pipe()
-            p = ctx.Process(target=_refresh_in_child, args=(str(path), child_end), daemon=True)
+            p = ctx.Process(target=target, args=(child_end,), daemon=True)
             p.start()
-            assert parent.poll(60)
-            refreshed, generation = parent.recv()
-            p.join(60)
-            assert p.exitcode == 0 and refreshed and generation == w.generation
-            w["x"] = 1  # would remove L1's files if the parent's lock had moved
-            assert gone in seg_files(path)
-            assert bale.thaw(r["1:2"])["i"] == 2
+            try:
+                yield r, w, gone, parent, p
+            finally:
+                p.kill()
+                p.join()
     finally:
         _PARENT_STORE.clear()
         r.close()
+
+
+def _refresh_in_child(conn) -> None:
+    # The store inherited from the parent: moving its lock here must not
+    # move the parent's.
+    s = _PARENT_STORE[0]
+    conn.send((s.refresh(), s.generation))
+    conn.close()
+
+
+def test_a_forked_child_moving_its_snapshot_leaves_the_parents_locked(tmp_path):
+    with forked_after_a_drop(build(tmp_path / "s"), _refresh_in_child) as (r, w, gone, parent, p):
+        assert parent.poll(60)
+        refreshed, generation = parent.recv()
+        p.join(60)
+        assert p.exitcode == 0 and refreshed and generation == w.generation
+        w["x"] = 1  # would remove L1's files if the parent's lock had moved
+        assert gone in seg_files(tmp_path / "s")
+        assert bale.thaw(r["1:2"])["i"] == 2
 
 
 def test_a_damaged_freed_table_is_refused(tmp_path):
@@ -249,32 +263,50 @@ def _read_after_go(conn) -> None:
 
 
 def test_a_forked_childs_snapshot_stays_locked_when_the_parent_moves_on(tmp_path):
-    path = build(tmp_path / "s")
-    r = bale.Store(path, readonly=True)
-    _PARENT_STORE[:] = [r]
+    path = tmp_path / "s"
+    with forked_after_a_drop(build(path), _read_after_go) as (r, w, gone, parent, p):
+        assert parent.recv() == "ready"
+        assert r.refresh()
+        w["x"] = 1
+        kept = gone in seg_files(path)  # the child's snapshot still names it
+        parent.send("go")
+        assert parent.poll(60)
+        assert (kept, parent.recv()) == (True, 2)
+        p.join(60)
+        assert p.exitcode == 0
+        w["y"] = 2
+        assert gone not in seg_files(path)
+
+
+def oldest_reader(path) -> int | None:
+    """The lowest generation an open store of any process holds, read as a
+    writer reads it."""
+    fd = os.open(os.path.join(path, _store.READERS_NAME), os.O_RDONLY)
     try:
-        with bale.Store(path) as w:
-            gone = segment_of(w, "1:0")
-            w.drop("L1")
-            ctx = multiprocessing.get_context("fork")
-            parent, child_end = ctx.Pipe()
-            p = ctx.Process(target=_read_after_go, args=(child_end,), daemon=True)
-            p.start()
-            try:
-                assert parent.recv() == "ready"
-                assert r.refresh()
-                w["x"] = 1
-                kept = gone in seg_files(path)  # the child's snapshot still names it
-                parent.send("go")
-                assert parent.poll(60)
-                assert (kept, parent.recv()) == (True, 2)
-                p.join(60)
-                assert p.exitcode == 0
-            finally:
-                p.kill()
-                p.join()
-            w["y"] = 2
-            assert gone not in seg_files(path)
+        return bale._bale._oldest_reader(fd, 1 << 40)
     finally:
-        _PARENT_STORE.clear()
-        r.close()
+        os.close(fd)
+
+
+def test_the_reader_table_names_each_open_stores_commit(tmp_path):
+    from test_store import rewrite_record
+
+    path = build(tmp_path / "s", labels=3)
+    assert oldest_reader(path) is None  # nothing open
+    r = bale.Store(path, readonly=True)
+    g = r.generation
+    assert oldest_reader(path) == g
+    with bale.Store(path) as w:
+        w.drop("L1")
+        assert oldest_reader(path) == g  # the writer's own lock is at its new commit, above
+        assert r.refresh() and oldest_reader(path) == g + 1
+        w["x"] = 1
+    # A refresh that fails on a damaged newer commit leaves the lock on the
+    # commit the store still reads.
+    rewrite_record(path, lambda record: record.update(count=record["count"] + 1))
+    with pytest.raises(bale.FormatError, match="is not the sum"):
+        r.refresh()
+    assert r.generation == g + 1 and oldest_reader(path) == g + 1
+    assert bale.thaw(r["2:0"])["label"] == 2
+    r.close()
+    assert oldest_reader(path) is None
