@@ -269,27 +269,33 @@ def _read_superblock(path: str) -> tuple[int, int, bytes] | str:
 
 
 def _row_ok(seg: int, row, version: int, next_file: int) -> bool:
-    """Whether a segment table row has the types and ranges of ``version``."""
+    """Whether a segment table row has the types and ranges of ``version``.
+    (Spelled out rather than with generators: opening a store checks a row
+    per 64 MiB segment.)"""
     if type(row) is not tuple or len(row) != (6 if version == 1 else 8):
         return False
-    ok = (
-        (row[0] is None or type(row[0]) is str)
-        and all(type(x) is int and 0 <= x < MAX_FIELD for x in row[1:5])
-        and type(row[5]) is bool
-        and row[1] >= 64
-        and row[1] % 8 == 0
-        and row[4] % SPAN.size == 0
-    )
-    if not ok or version == 1:
-        return ok
+    label, length, live, puts, sums, open_ = row[:6]
+    if not (
+        (label is None or type(label) is str)
+        and type(length) is int and type(live) is int and type(puts) is int and type(sums) is int
+        and type(open_) is bool
+        and 64 <= length < MAX_FIELD and length % 8 == 0
+        and 0 <= live < MAX_FIELD and 0 <= puts < MAX_FIELD
+        and 0 <= sums < MAX_FIELD and sums % SPAN.size == 0
+    ):
+        return False
+    if version == 1:
+        return True
     refs, held = row[6], row[7]
-    return (
-        type(refs) is tuple
-        and all(type(r) is int and 0 <= r < next_file and r != seg for r in refs)
-        and all(a < b for a, b in zip(refs, refs[1:]))
-        and type(held) is bool
-        and (not held or (row[2] == 0 and not row[5]))
-    )
+    if type(refs) is not tuple or type(held) is not bool or (held and (live != 0 or open_)):
+        return False
+    prev = -1
+    for r in refs:
+        # Ascending and distinct, each an id below next_file, none its own.
+        if type(r) is not int or not prev < r < next_file or r == seg:
+            return False
+        prev = r
+    return True
 
 
 def _parse_record(where: str, payload: bytes, version: int = VERSION) -> tuple:
