@@ -529,6 +529,31 @@ class Store(_bale._StoreReads, MutableMapping):
             raise _format_error(self._path, "no valid superblock (" + "; ".join(reasons) + ")")
         return best
 
+    def _newest_header_generation(self) -> int | None:
+        """The largest generation a superblock's header names (headers
+        alone, 40 bytes each, their checksums unchecked), or None. Read
+        after a reader lock on generation g, a value above g tells that a
+        commit was made before the lock: a writer's commit that the read
+        misses, or sees half-written, ends after it, and the writer tests
+        the reader table after its commit."""
+        newest = None
+        for name in SUPER_NAMES:
+            try:
+                fd = os.open(self._file(name), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError:
+                continue  # missing: being made, or never
+            try:
+                head = os.pread(fd, SUPER_HEADER.size, 0)
+            except OSError:
+                head = b""
+            finally:
+                os.close(fd)
+            if len(head) == SUPER_HEADER.size:
+                magic, _version, _reserved, generation, _length, _checksum = SUPER_HEADER.unpack(head)
+                if magic == MAGIC and (newest is None or generation > newest):
+                    newest = generation
+        return newest
+
     def _data_files(self) -> list[str]:
         return [n for n in os.listdir(self._path) if n.startswith(("seg-", "idx-"))]
 
@@ -554,20 +579,20 @@ class Store(_bale._StoreReads, MutableMapping):
         for attempt in range(SNAPSHOT_TRIES):
             name, generation, payload, version = self._newest_superblock()
             # Locked before anything is read: a writer that commits after
-            # this sees the lock and keeps what this commit names.
-            # (A generation out of range is refused by the record's checks.)
+            # this sees the lock and keeps what this commit names. A commit
+            # made before the lock may have removed segments this one
+            # names: then read that one (or, at the last try, map this
+            # one's segments now, as for older stores). (A generation out
+            # of range is refused by the record's checks.)
             lazy = version >= 3 and 1 <= generation < MAX_FIELD and self._hold_reader_lock(generation)
+            if lazy and (self._newest_header_generation() or 0) > generation:
+                if attempt + 1 < SNAPSHOT_TRIES:
+                    continue
+                lazy = False
             where = self._file(name)
             store, gen, next_file, count, segments, levels, delta, freed, record = _parse_record(where, payload, version)
             if gen != generation:
                 raise _format_error(where, f"header generation {generation} differs from the record's {gen}")
-            if lazy and self._newest_superblock()[1] != generation:
-                # A commit made before the lock may have removed segments
-                # this one names: read that one (or, at the last try, map
-                # this one's segments now, as for older stores).
-                if attempt + 1 < SNAPSHOT_TRIES:
-                    continue
-                lazy = False
             if getattr(self, "_snap", None) is not None and self._snap.store != store:
                 # Another store now lives at this path: nothing mapped is its.
                 self._maps, self._in_memory = {}, set()
@@ -803,12 +828,13 @@ class Store(_bale._StoreReads, MutableMapping):
             self._check_open()
             if self._txn is not None:
                 raise RuntimeError("refresh() inside a batch; the batch sees its own snapshot")
-            if self._newest_superblock()[1] == self._snap.generation:
-                return False
+            before = self._snap.generation
+            if self._newest_header_generation() == before:
+                return False  # (two 40-byte reads: readers refresh often)
             self._lineages.clear()
             self._close_seg_fds()
             self._set_snapshot(self._load_snapshot())
-            return True
+            return self._snap.generation != before
 
     # ----------------------------------------------------------------- reading
 
