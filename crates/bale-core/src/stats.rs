@@ -26,10 +26,16 @@ pub struct Stats {
     pub slots: u64,
     /// Record types in the order first met: qualified name, flavor, field names.
     pub types: Vec<TypeInfo>,
-    /// The segments EXTERN objects name (a store's value).
-    pub extern_segments: std::collections::BTreeSet<u32>,
-    /// What they name: `(segment, end, flags, slot)` of each, once.
+    /// What EXTERN objects name (a store's value): `(segment, end, flags,
+    /// slot)` of each, once.
     pub externs: std::collections::BTreeSet<(u32, u64, u32, u64)>,
+}
+
+impl Stats {
+    /// The segments EXTERN objects name.
+    pub fn extern_segments(&self) -> std::collections::BTreeSet<u32> {
+        self.externs.iter().map(|x| x.0).collect()
+    }
 }
 
 /// One entry of a region's type table.
@@ -240,7 +246,6 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
                 (if d.ids != 0 { K_ID_DICT } else { K_DICT }, (d.values - d.start) as u64 + 8 * d.len as u64)
             }
             Value::Extern(x) => {
-                st.extern_segments.insert(x.segment);
                 st.externs.insert((x.segment, x.end, x.flags, x.slot));
                 (K_EXTERN, crate::extern_ref::EXTERN_BYTES as u64)
             }

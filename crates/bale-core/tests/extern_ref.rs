@@ -41,7 +41,7 @@ fn it_decodes_and_verifies() {
         other => panic!("{other:?}"),
     }
     let st = region_stats(&region.reader, region.header.root).unwrap();
-    assert_eq!(st.extern_segments.into_iter().collect::<Vec<_>>(), vec![7]);
+    assert_eq!(st.extern_segments().into_iter().collect::<Vec<_>>(), vec![7]);
     assert_eq!(st.kinds["references to other segments"].count, 1);
 }
 

@@ -208,7 +208,7 @@ impl Region {
     /// The other segments of its store whose values this handle's value
     /// references (its EXTERN objects), ascending.
     pub fn extern_segments(&self) -> bale_core::Result<std::collections::BTreeSet<u32>> {
-        bale_core::stats::region_stats(&self.reader(), self.root).map(|st| st.extern_segments)
+        bale_core::stats::region_stats(&self.reader(), self.root).map(|st| st.extern_segments())
     }
 
     /// What the value's EXTERN objects name: `(segment, end, flags, slot)`.

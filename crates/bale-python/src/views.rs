@@ -443,14 +443,6 @@ fn richcmp(
             if !is_view && !comparable_native(node, other) {
                 return Ok(py.NotImplemented());
             }
-            // A store's value may name other values many times through
-            // references: refused, as shared regions are, where it expands
-            // past its budget (Python's walks and a compaction of the other
-            // side would take it as a tree).
-            check_expansion_of(region.get(), node.value())?;
-            if let Some((o, n)) = view_parts(other) {
-                check_expansion_of(o.get(), n.value())?;
-            }
             let r = region.get().reader();
             let other_cyclic = view_parts(other).is_some_and(|(o, _)| o.get().is_cyclic());
             let key = crate::thawing::container_key(&node.value());
@@ -458,6 +450,16 @@ fn richcmp(
                 && view_parts(other).is_some_and(|(o, n)| {
                     o.get().same_lineage(region.get()) && crate::thawing::container_key(&n.value()) == key
                 });
+            if !same_place {
+                // A store's value may name other values many times through
+                // references: refused, as shared regions are, where it
+                // expands past its budget (Python's walks and a compaction
+                // of the other side would take it as a tree).
+                check_expansion_of(region.get(), node.value())?;
+                if let Some((o, n)) = view_parts(other) {
+                    check_expansion_of(o.get(), n.value())?;
+                }
+            }
             let eq = if same_place {
                 true
             } else if r.cyclic() || other_cyclic {
