@@ -77,6 +77,16 @@ def _setup():
     me.append(me)
     s["cycle"] = me
     s["shared"] = bale.compact(me, share=True)
+    # Short sequences whose leading scalars are made at once, the rest by a frame.
+    s["mixed_seqs"] = bale.compact([(2**70 + i, "a longer string", [i], {"k": 2**65}) for i in range(8)])
+    # Deeper than the recursion limit through lists, tuples and dicts: repr
+    # refuses it where a frame is pushed, with the container made and not yet handed on.
+    # One value per kind of container (each is refused by its own maker).
+    for kind in ("list", "tuple", "dict"):
+        deep = 0
+        for _ in range(sys.getrecursionlimit() + 50):
+            deep = [deep] if kind == "list" else ((2**70, deep) if kind == "tuple" else {"a": deep})
+        s[f"deep {kind}"] = bale.compact(deep)
     s["path"] = s["tmp"] / "saved.bale"
     s["region"].save(s["path"])
     s["pickled"] = pickle.dumps(s["region"], protocol=5)
@@ -159,6 +169,7 @@ OPS = {
     "announced_length": lambda: bale._bale.announced_length(S["bytes"][:64]),
     # Reading views
     "thaw": lambda: bale.thaw(ROOT),
+    "thaw (short mixed sequences)": lambda: bale.thaw(S["mixed_seqs"]),
     "repr": lambda: repr(ROOT),
     "to_json": lambda: bale.to_json(ROOT["table"]),
     "== (view, native)": lambda: ROOT["list"] == S["value"]["list"] and ROOT == S["value"],
@@ -209,6 +220,9 @@ OPS = {
     "ValueError: to_json of a set": lambda: _raises(lambda: bale.to_json(ROOT["set"]), ValueError),
     "ValueError: to_json of NaN": lambda: _raises(lambda: bale.to_json(ROOT["nan"]), ValueError),
     "ThawError: unknown class": lambda: _raises(lambda: bale.thaw(S["unknown_class"].root), bale.ThawError),
+    "RecursionError: repr of a deep list": lambda: _raises(lambda: repr(S["deep list"].root), RecursionError),
+    "RecursionError: repr of a deep tuple": lambda: _raises(lambda: repr(S["deep tuple"].root), RecursionError),
+    "RecursionError: repr of a deep dict": lambda: _raises(lambda: repr(S["deep dict"].root), RecursionError),
 }
 
 SLOW_OPS = {

@@ -535,9 +535,11 @@ impl<'a> Reader<'a> {
             if off != 0 {
                 return Err(FormatError::new(format!("empty sequence slot 0x{slot:016x} has an offset")));
             }
-            return Ok(Seq { start: 0, pos: 0, len: 0 });
+        } else {
+            self.extent(off, 8 * n, limit, "sequence")?;
         }
-        self.extent(off, 8 * n, limit, "sequence")?;
+        // One place that builds the result (an empty one is all zeros too):
+        // built on two paths, it went through memory and stalled thaw's loop.
         Ok(Seq { start: off, pos: off, len: n })
     }
 
@@ -585,6 +587,48 @@ impl<'a> Reader<'a> {
             }
             _ => return Ok(None),
         }))
+    }
+
+    /// The plain dict an OBJ slot holds (a DICT or ID_DICT object), read as
+    /// `decode` reads it but without a `Value` (88 bytes moved through
+    /// memory); `None` for any other slot. For thaw's loop.
+    #[inline(always)]
+    pub fn dict_object(&self, slot: u64, limit: usize) -> Result<Option<Dict>> {
+        if slot & TAG_MASK != TAG_OBJ {
+            return Ok(None);
+        }
+        let off = slot as usize;
+        self.extent(off, 8, limit, "object")?;
+        let head = self.word(off)?;
+        let kind = (head & 0xFF) as u8;
+        if kind != KIND_DICT && kind != KIND_ID_DICT {
+            return Ok(None);
+        }
+        if head >> 8 > self.buf.len() as u64 {
+            return Err(bad(off, "object length does not fit in the region"));
+        }
+        self.plain_dict(off, kind, head >> 8, limit).map(Some)
+    }
+
+    /// A DICT or ID_DICT object at `off` whose header `decode_object` or
+    /// `dict_object` read (`len` bounded by the buffer).
+    #[inline(always)]
+    fn plain_dict(&self, off: usize, kind: u8, len: u64, limit: usize) -> Result<Dict> {
+        let body = off + 8;
+        // The header's len field holds the shape's offset / 8.
+        let shape = self.shape_at((len as usize) << 3, off)?;
+        if kind == KIND_DICT {
+            // n comes from the shape.
+            let n = shape.len;
+            self.extent(off, 8 + 8 * n, limit, "dict object")?;
+            return Ok(Dict { start: off, shape, ids: 0, values: body, len: n, row: None, class: 0 });
+        }
+        self.extent(off, 16, limit, "dict object")?;
+        let n = self.buf[body] as usize;
+        let at = body + id_dict::ids_bytes(n);
+        self.extent(off, at - off + 8 * n, limit, "dict object")?;
+        id_dict::check_ids_in_table(&self.buf[body + 1..body + 1 + n], shape.len).map_err(|m| bad(off, m))?;
+        Ok(Dict { start: off, shape, ids: body + 1, values: at, len: n, row: None, class: 0 })
     }
 
     fn decode_object(&self, off: usize, limit: usize) -> Result<Value<'a>> {
@@ -651,22 +695,7 @@ impl<'a> Reader<'a> {
                 let t = self.table(off, n, limit, "set object")?;
                 Ok(if kind == KIND_SET { Value::Set(t) } else { Value::FrozenSet(t) })
             }
-            KIND_DICT => {
-                // The header's len field holds the shape's offset / 8; n comes from the shape.
-                let shape = self.shape_at((len as usize) << 3, off)?;
-                let n = shape.len;
-                self.extent(off, 8 + 8 * n, limit, "dict object")?;
-                Ok(Value::Dict(Dict { start: off, shape, ids: 0, values: body, len: n, row: None, class: 0 }))
-            }
-            KIND_ID_DICT => {
-                let shape = self.shape_at((len as usize) << 3, off)?;
-                self.extent(off, 16, limit, "dict object")?;
-                let n = self.buf[body] as usize;
-                let at = body + id_dict::ids_bytes(n);
-                self.extent(off, at - off + 8 * n, limit, "dict object")?;
-                id_dict::check_ids_in_table(&self.buf[body + 1..body + 1 + n], shape.len).map_err(|m| bad(off, m))?;
-                Ok(Value::Dict(Dict { start: off, shape, ids: body + 1, values: at, len: n, row: None, class: 0 }))
-            }
+            KIND_DICT | KIND_ID_DICT => self.plain_dict(off, kind, len, limit).map(Value::Dict),
             KIND_DICT_CLASS => {
                 let shape = self.shape_at((len as usize) << 3, off)?;
                 let n = shape.len;

@@ -15,12 +15,22 @@ use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 use rustc_hash::FxHashMap;
 
+use crate::compactor::PREFETCH_AHEAD;
 use crate::convert::{malformed, owned, scalar};
 use crate::errors::format_error;
 use crate::region::Region;
 use crate::typed::Resolved;
 use pyo3::types::PyTuple;
 
+// Note [Frames pushed where made]
+// A container's frame (up to 104 bytes: a dict's frame carries its whole
+// `Dict`) used to come back from `make` beside the object, as an
+// `Option<Frame>`, and be copied onto the stack by the loop. The compiler
+// built it on the machine stack with narrow stores and copied it with wide
+// loads, which cannot be forwarded from those stores: `perf` put a third
+// of `run`'s samples of a tree's thaw on one such load. The maker now
+// pushes the frame itself (`push_frame`), where its fields are still in
+// registers, and the loop sees that the stack grew.
 enum Frame {
     Seq { obj: *mut PyObject, seq: Seq, next: usize, list: bool },
     Dict { obj: *mut PyObject, dict: Dict, keys: usize, next: usize },
@@ -28,6 +38,9 @@ enum Frame {
 
 struct Thaw<'a, 'py> {
     py: Python<'py>,
+    /// Containers being filled, innermost last; each walk (`run`) owns the
+    /// frames above the length it found.
+    stack: Vec<Frame>,
     /// The handle `r` reads: it resolves references to other segments.
     region: &'a Region,
     r: Reader<'a>,
@@ -62,7 +75,7 @@ struct Thaw<'a, 'py> {
     record_depth: usize,
 }
 
-/// Lists and tuples up to this length are first tried as all-scalar leaves.
+/// Lists and tuples up to this length have their leading scalars made at once (`fill_scalars`).
 const LEAF_SEQ_MAX: usize = 4;
 
 /// Records nested deeper than this are refused by `thaw` (views read them at any depth).
@@ -349,6 +362,7 @@ fn thaw_within(
     let memo = region.is_shared().then(FxHashMap::default);
     let mut t = Thaw {
         py,
+        stack: Vec::new(),
         region,
         r: region.reader(),
         budget,
@@ -384,39 +398,41 @@ impl<'a, 'py> Thaw<'a, 'py> {
     }
 
     unsafe fn run(&mut self, v: Value<'a>) -> PyResult<Py<PyAny>> {
-        let (root, frame) = self.make(v)?;
-        let root = owned(self.py, root)?;
-        let mut stack: Vec<Frame> = Vec::new();
-        // An error abandons the whole thaw, so the frame counts need no
-        // unwinding when one leaves frames open.
-        if let Some(f) = frame {
-            self.open_frame(&f)?;
-            stack.push(f);
-        }
+        // This walk's frames lie above `base` on the shared stack (a record's
+        // fields are thawed by nested walks). An error abandons the whole
+        // thaw, so neither the stack nor the frame counts need unwinding
+        // when one leaves frames open.
+        let base = self.stack.len();
+        let root = owned(self.py, self.make(v)?)?;
 
         // Each frame fills its elements in order and leaves the loop only to
-        // descend into a child container (which it has already inserted).
-        while let Some(top) = stack.last_mut() {
-            let mut child = None;
-            match top {
+        // descend into a child container, which it has already inserted and
+        // whose frame its maker pushed (see `Note [Frames pushed where made]`).
+        while self.stack.len() > base {
+            let top = self.stack.len() - 1;
+            let descended = match self.stack[top] {
                 Frame::Seq { obj, seq, next, list } => {
-                    let (obj, seq, list) = (*obj, *seq, *list);
-                    let mut i = *next;
-                    while i < seq.len && child.is_none() {
+                    let mut i = next;
+                    let mut descended = false;
+                    while i < seq.len && !descended {
                         self.spend()?;
+                        self.prefetch_ahead(seq, i);
                         let slot = self.r.seq_slot(seq, i).map_err(format_error)?;
-                        let (c, f) = match self.inline_scalar(slot)? {
-                            Some(c) => (c, None),
+                        let c = match self.inline_scalar(slot)? {
+                            Some(c) => c,
                             // A tree's inner nodes, made without a `Value` (see `make`).
                             None if self.memo.is_none() && matches!(slot & TAG_MASK, TAG_LIST | TAG_TUPLE) => {
                                 let items = self.r.seq_slot_items(slot, seq.start).map_err(format_error)?;
                                 self.make_seq(items, slot & TAG_MASK == TAG_LIST)?
                             }
                             None => match self.str_made(slot, seq.start)? {
-                                Some(c) => (c, None),
+                                Some(c) => c,
                                 None => match self.number_made(slot, seq.start)? {
-                                    Some(c) => (c, None),
-                                    None => self.make(self.r.decode(slot, seq.start).map_err(format_error)?)?,
+                                    Some(c) => c,
+                                    None => match self.container_made(slot, seq.start)? {
+                                        Some(c) => c,
+                                        None => self.make(self.r.decode(slot, seq.start).map_err(format_error)?)?,
+                                    },
                                 },
                             },
                         };
@@ -426,31 +442,34 @@ impl<'a, 'py> Thaw<'a, 'py> {
                             ffi::PyTuple_SET_ITEM(obj, i as ffi::Py_ssize_t, c);
                         }
                         i += 1;
-                        child = f;
+                        descended = self.stack.len() > top + 1;
                     }
-                    *next = i;
-                    if child.is_none() {
-                        let done = stack.pop().expect("the top frame");
-                        self.close_frame(&done);
-                        continue;
+                    if let Frame::Seq { next, .. } = &mut self.stack[top] {
+                        *next = i;
                     }
+                    descended
                 }
                 Frame::Dict { obj, dict, keys, next } => {
-                    let (obj, dict, keys) = (*obj, *dict, *keys);
-                    let mut i = *next;
-                    while i < dict.len && child.is_none() {
+                    let mut i = next;
+                    let mut descended = false;
+                    while i < dict.len && !descended {
                         self.spend()?;
-                        let (c, f) = if dict.row.is_some() {
+                        let c = if dict.row.is_some() {
                             self.make(self.r.dict_value(dict, i).map_err(format_error)?)?
                         } else {
                             let slot = self.r.word(dict.values + 8 * i).map_err(format_error)?;
                             match self.inline_scalar(slot)? {
-                                Some(c) => (c, None),
+                                Some(c) => c,
                                 None => match self.str_made(slot, dict.start)? {
-                                    Some(c) => (c, None),
+                                    Some(c) => c,
                                     None => match self.number_made(slot, dict.start)? {
-                                        Some(c) => (c, None),
-                                        None => self.make(self.r.decode(slot, dict.start).map_err(format_error)?)?,
+                                        Some(c) => c,
+                                        None => match self.container_made(slot, dict.start)? {
+                                            Some(c) => c,
+                                            None => {
+                                                self.make(self.r.decode(slot, dict.start).map_err(format_error)?)?
+                                            }
+                                        },
                                     },
                                 },
                             }
@@ -466,22 +485,29 @@ impl<'a, 'py> Thaw<'a, 'py> {
                             return Err(PyErr::fetch(self.py));
                         }
                         i += 1;
-                        child = f;
+                        descended = self.stack.len() > top + 1;
                     }
-                    *next = i;
-                    if child.is_none() {
-                        let done = stack.pop().expect("the top frame");
-                        self.close_frame(&done);
-                        continue;
+                    if let Frame::Dict { next, .. } = &mut self.stack[top] {
+                        *next = i;
                     }
+                    descended
                 }
-            }
-            if let Some(f) = child {
-                self.open_frame(&f)?;
-                stack.push(f);
+            };
+            if !descended {
+                let done = self.stack.pop().expect("the top frame");
+                self.close_frame(&done);
             }
         }
         Ok(root)
+    }
+
+    /// Opens a frame for a container just made (see `Note [Frames pushed
+    /// where made]`): counted in, then pushed.
+    #[inline(always)]
+    fn push_frame(&mut self, f: Frame) -> PyResult<()> {
+        self.open_frame(&f)?;
+        self.stack.push(f);
+        Ok(())
     }
 
     /// Counts a frame in (see `Note [Tuple cycles in thaw]`); refuses one
@@ -597,8 +623,9 @@ impl<'a, 'py> Thaw<'a, 'py> {
         Ok(Some(p))
     }
 
-    /// A new object for `v`; containers come back empty with the frame that fills them.
-    unsafe fn make(&mut self, v: Value<'a>) -> PyResult<(*mut PyObject, Option<Frame>)> {
+    /// A new object for `v`; a container comes back empty, with the frame
+    /// that fills it pushed.
+    unsafe fn make(&mut self, v: Value<'a>) -> PyResult<*mut PyObject> {
         // Sequences first: the inner nodes of trees, without a memo to consult.
         if self.memo.is_none() && matches!(v, Value::List(_) | Value::Tuple(_)) {
             return self.make_new(v);
@@ -608,11 +635,11 @@ impl<'a, 'py> Thaw<'a, 'py> {
                 // The width too: damaged bytes may read one place at two widths.
                 let shape = len << 2 | s.width as usize;
                 let py = self.py;
-                return Ok((self.strs.get(at, shape, || crate::convert::make_str(py, s))?, None));
+                return self.strs.get(at, shape, || crate::convert::make_str(py, s));
             }
         }
         if let Some(p) = scalar(self.py, &v) {
-            return Ok((p?, None));
+            return p;
         }
         let Some(memo) = &self.memo else {
             return self.make_new(v);
@@ -628,32 +655,23 @@ impl<'a, 'py> Thaw<'a, 'py> {
                 ));
             }
             ffi::Py_IncRef(p);
-            return Ok((p, None));
+            return Ok(p);
         }
         let made = self.make_new(v)?;
         if let Some(memo) = &mut self.memo {
-            ffi::Py_IncRef(made.0);
-            memo.insert(key, made.0);
+            ffi::Py_IncRef(made);
+            memo.insert(key, made);
         }
         Ok(made)
     }
 
-    unsafe fn make_new(&mut self, v: Value<'a>) -> PyResult<(*mut PyObject, Option<Frame>)> {
+    unsafe fn make_new(&mut self, v: Value<'a>) -> PyResult<*mut PyObject> {
         let py = self.py;
-        let check = |p: *mut PyObject| if p.is_null() { Err(PyErr::fetch(py)) } else { Ok(p) };
         Ok(match v {
             Value::List(seq) => return self.make_seq(seq, true),
             Value::Tuple(seq) => return self.make_seq(seq, false),
-            Value::Dict(dict) => {
-                let keys = self.keys_of(dict)?;
-                let obj = if dict.class == bale_core::dict_class::PLAIN {
-                    check(ffi::PyDict_New())?
-                } else {
-                    crate::typed::new_dict_of_class(py, dict.class)?
-                };
-                (obj, (dict.len > 0).then_some(Frame::Dict { obj, dict, keys, next: 0 }))
-            }
-            Value::Set(_) | Value::FrozenSet(_) => (self.key(v, 0)?, None),
+            Value::Dict(dict) => self.make_dict(dict)?,
+            Value::Set(_) | Value::FrozenSet(_) => self.key(v, 0)?,
             Value::NumList(l) => {
                 let obj = owned(py, ffi::PyList_New(l.len as ffi::Py_ssize_t))?;
                 for i in 0..l.len {
@@ -662,18 +680,57 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     let p = scalar(py, &item).expect("numbers are scalars")?;
                     ffi::PyList_SET_ITEM(obj.as_ptr(), i as ffi::Py_ssize_t, p);
                 }
-                (obj.into_ptr(), None)
+                obj.into_ptr()
             }
             Value::NdArray(a) => {
                 let data = pyo3::types::PyBytes::new(py, a.data);
                 let copy = crate::typed::ndarray_from_bytes(py, &data, &a)?;
-                (copy.into_ptr(), None)
+                copy.into_ptr()
             }
-            Value::Record(rec) => (self.record(rec)?, None),
-            Value::Column(c) => (self.column(c)?, None),
-            Value::Extern(x) => (self.extern_value(&x)?.into_ptr(), None),
+            Value::Record(rec) => self.record(rec)?,
+            Value::Column(c) => self.column(c)?,
+            Value::Extern(x) => self.extern_value(&x)?.into_ptr(),
             _ => unreachable!("scalars are handled above"),
         })
+    }
+
+    /// A new dict (or `collections` dict) for `dict`, empty, with the frame
+    /// that fills it pushed.
+    #[inline(always)]
+    unsafe fn make_dict(&mut self, dict: Dict) -> PyResult<*mut PyObject> {
+        let keys = self.keys_of(dict)?;
+        let obj = if dict.class == bale_core::dict_class::PLAIN {
+            owned(self.py, ffi::PyDict_New())?.into_ptr()
+        } else {
+            crate::typed::new_dict_of_class(self.py, dict.class)?
+        };
+        if dict.len > 0 {
+            // Not pushed if this fails: `obj` is still ours to free.
+            if let Err(e) = self.push_frame(Frame::Dict { obj, dict, keys, next: 0 }) {
+                ffi::Py_DecRef(obj);
+                return Err(e);
+            }
+        }
+        Ok(obj)
+    }
+
+    /// A list, tuple or plain dict that an element's slot holds, made
+    /// without a `Value` (see `Reader::dict_object`), its frame pushed;
+    /// `None` for any other slot, and in regions whose containers may be
+    /// shared, where `make` consults the memo of containers.
+    #[inline(always)]
+    unsafe fn container_made(&mut self, slot: u64, limit: usize) -> PyResult<Option<*mut PyObject>> {
+        if self.memo.is_some() {
+            return Ok(None);
+        }
+        if matches!(slot & TAG_MASK, TAG_LIST | TAG_TUPLE) {
+            let items = self.r.seq_slot_items(slot, limit).map_err(format_error)?;
+            return self.make_seq(items, slot & TAG_MASK == TAG_LIST).map(Some);
+        }
+        match self.r.dict_object(slot, limit).map_err(format_error)? {
+            Some(dict) => self.make_dict(dict).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// The value in another segment that `x` names, thawed by a walk of its
@@ -707,19 +764,33 @@ impl<'a, 'py> Thaw<'a, 'py> {
     }
 
     /// A new list or tuple of `seq`'s items: filled when they are all
-    /// inline scalars, else empty with the frame that fills it. Inlined:
-    /// its argument and result, moved through memory, stall the copy.
+    /// inline scalars, else empty with the frame that fills it pushed.
+    /// Inlined: its argument, moved through memory, stalls the copy.
     #[inline(always)]
-    unsafe fn make_seq(&mut self, seq: Seq, list: bool) -> PyResult<(*mut PyObject, Option<Frame>)> {
+    unsafe fn make_seq(&mut self, seq: Seq, list: bool) -> PyResult<*mut PyObject> {
         let n = seq.len as ffi::Py_ssize_t;
         let obj = if list { ffi::PyList_New(n) } else { ffi::PyTuple_New(n) };
         if obj.is_null() {
             return Err(PyErr::fetch(self.py));
         }
-        if self.fill_leaf_seq(obj, seq, list)? {
-            return Ok((obj, None));
+        // Until it is pushed or handed back, `obj` is this function's to free
+        // (its unfilled items are null, which its dealloc skips).
+        let filled = match self.fill_scalars(obj, seq, list) {
+            Ok(filled) => filled,
+            Err(e) => {
+                ffi::Py_DecRef(obj);
+                return Err(e);
+            }
+        };
+        if filled == seq.len {
+            return Ok(obj);
         }
-        Ok((obj, (seq.len > 0).then_some(Frame::Seq { obj, seq, next: 0, list })))
+        self.prefetch_children(seq, filled);
+        if let Err(e) = self.push_frame(Frame::Seq { obj, seq, next: filled, list }) {
+            ffi::Py_DecRef(obj);
+            return Err(e);
+        }
+        Ok(obj)
     }
 
     /// An instance rebuilt from a record: its fields thawed first (a nested
@@ -830,38 +901,77 @@ impl<'a, 'py> Thaw<'a, 'py> {
         Ok(out.into_ptr())
     }
 
-    /// Fills a short list or tuple whose items are all INT or CONST slots
-    /// (the leaves of trees) at once, without a frame; false, having filled
-    /// nothing, for any other.
-    #[inline]
-    unsafe fn fill_leaf_seq(&mut self, obj: *mut PyObject, seq: Seq, list: bool) -> PyResult<bool> {
-        if seq.len == 0 || seq.len > LEAF_SEQ_MAX {
-            return Ok(false);
+    /// Starts loading what item `i + PREFETCH_AHEAD` of a long list points
+    /// to: a list's items lie before it in the region, in order, and each
+    /// item's first read would otherwise be a miss the loop waits for.
+    #[inline(always)]
+    fn prefetch_ahead(&self, seq: Seq, i: usize) {
+        if i + PREFETCH_AHEAD >= seq.len {
+            return;
         }
-        let mut slots = [0u64; LEAF_SEQ_MAX];
-        for (i, slot) in slots.iter_mut().enumerate().take(seq.len) {
-            let s = self.r.seq_slot(seq, i).map_err(format_error)?;
-            let inline = match s & TAG_MASK {
-                TAG_INT => true,
-                TAG_PAIR => pair_of(s).is_some(),
-                TAG_CONST => matches!(s, SLOT_NONE | SLOT_TRUE | SLOT_FALSE),
-                _ => false,
-            };
-            if !inline {
-                return Ok(false);
+        if let Ok(slot) = self.r.seq_slot(seq, i + PREFETCH_AHEAD) {
+            let buf = self.r.buf();
+            if let Some(p) = Reader::slot_target(slot).and_then(|at| buf.get(at)) {
+                crate::compactor::prefetch(p as *const u8 as *mut PyObject);
             }
-            *slot = s;
         }
-        for (i, &s) in slots.iter().enumerate().take(seq.len) {
-            self.spend()?;
-            let c = self.inline_scalar(s)?.expect("checked above");
+    }
+
+    /// Starts loading what the items of a short list or tuple point to.
+    /// A region is laid out children first, and thaw reads it parents
+    /// first: in a tree, a node's second child lies a whole subtree away
+    /// from its first, and each node's first read was a miss the loop
+    /// waited for (a fifth of the thaw of a tree of big ints, `perf`).
+    /// Loading all of a node's children at once overlaps those misses.
+    #[inline(always)]
+    fn prefetch_children(&self, seq: Seq, from: usize) {
+        if seq.len > LEAF_SEQ_MAX {
+            return;
+        }
+        let buf = self.r.buf();
+        for ahead in [512usize, 1024] {
+            if let Some(p) = buf.get(seq.pos + ahead) {
+                crate::compactor::prefetch(p as *const u8 as *mut PyObject);
+            }
+        }
+        for i in from..seq.len {
+            if let Ok(slot) = self.r.seq_slot(seq, i) {
+                if let Some(at) = Reader::slot_target(slot).filter(|&at| at < buf.len()) {
+                    crate::compactor::prefetch(buf[at..].as_ptr() as *mut PyObject);
+                }
+            }
+        }
+    }
+
+    /// Fills the leading scalar items of a short list or tuple (the leaves
+    /// of trees: inline slots, numbers held in objects, stored strings)
+    /// without a frame, and says how many it filled: all of them, or up to
+    /// the first container, whose frame then fills the rest.
+    #[inline]
+    unsafe fn fill_scalars(&mut self, obj: *mut PyObject, seq: Seq, list: bool) -> PyResult<usize> {
+        if seq.len > LEAF_SEQ_MAX {
+            return Ok(0);
+        }
+        for i in 0..seq.len {
+            let slot = self.r.seq_slot(seq, i).map_err(format_error)?;
+            let c = match self.inline_scalar(slot)? {
+                Some(c) => c,
+                None => match self.number_made(slot, seq.start)? {
+                    Some(c) => c,
+                    None => match self.str_made(slot, seq.start)? {
+                        Some(c) => c,
+                        None => return Ok(i),
+                    },
+                },
+            };
             if list {
                 ffi::PyList_SET_ITEM(obj, i as ffi::Py_ssize_t, c);
             } else {
                 ffi::PyTuple_SET_ITEM(obj, i as ffi::Py_ssize_t, c);
             }
+            self.spend()?;
         }
-        Ok(true)
+        Ok(seq.len)
     }
 
     /// Index into `self.keys` of the key objects of `dict`'s shape (all
