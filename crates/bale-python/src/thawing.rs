@@ -15,7 +15,6 @@ use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::compactor::PREFETCH_AHEAD;
 use crate::convert::{malformed, owned, scalar};
 use crate::errors::format_error;
 use crate::region::Region;
@@ -416,33 +415,15 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     let mut descended = false;
                     while i < seq.len && !descended {
                         self.spend()?;
-                        self.prefetch_ahead(seq, i);
                         let slot = self.r.seq_slot(seq, i).map_err(format_error)?;
-                        let c = match self.inline_scalar(slot)? {
-                            Some(c) => c,
-                            // A tree's inner nodes, made without a `Value` (see `make`).
-                            None if self.memo.is_none() && matches!(slot & TAG_MASK, TAG_LIST | TAG_TUPLE) => {
-                                let items = self.r.seq_slot_items(slot, seq.start).map_err(format_error)?;
-                                self.make_seq(items, slot & TAG_MASK == TAG_LIST)?
-                            }
-                            None => match self.str_made(slot, seq.start)? {
-                                Some(c) => c,
-                                None => match self.number_made(slot, seq.start)? {
-                                    Some(c) => c,
-                                    None => match self.container_made(slot, seq.start)? {
-                                        Some(c) => c,
-                                        None => self.make(self.r.decode(slot, seq.start).map_err(format_error)?)?,
-                                    },
-                                },
-                            },
-                        };
+                        let c;
+                        (c, descended) = self.element(slot, seq.start)?;
                         if list {
                             ffi::PyList_SET_ITEM(obj, i as ffi::Py_ssize_t, c);
                         } else {
                             ffi::PyTuple_SET_ITEM(obj, i as ffi::Py_ssize_t, c);
                         }
                         i += 1;
-                        descended = self.stack.len() > top + 1;
                     }
                     if let Frame::Seq { next, .. } = &mut self.stack[top] {
                         *next = i;
@@ -454,25 +435,13 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     let mut descended = false;
                     while i < dict.len && !descended {
                         self.spend()?;
-                        let c = if dict.row.is_some() {
-                            self.make(self.r.dict_value(dict, i).map_err(format_error)?)?
+                        let c;
+                        (c, descended) = if dict.row.is_some() {
+                            let depth = self.stack.len();
+                            let c = self.make(self.r.dict_value(dict, i).map_err(format_error)?)?;
+                            (c, self.stack.len() > depth)
                         } else {
-                            let slot = self.r.word(dict.values + 8 * i).map_err(format_error)?;
-                            match self.inline_scalar(slot)? {
-                                Some(c) => c,
-                                None => match self.str_made(slot, dict.start)? {
-                                    Some(c) => c,
-                                    None => match self.number_made(slot, dict.start)? {
-                                        Some(c) => c,
-                                        None => match self.container_made(slot, dict.start)? {
-                                            Some(c) => c,
-                                            None => {
-                                                self.make(self.r.decode(slot, dict.start).map_err(format_error)?)?
-                                            }
-                                        },
-                                    },
-                                },
-                            }
+                            self.element(self.r.word(dict.values + 8 * i).map_err(format_error)?, dict.start)?
                         };
                         // An OrderedDict keeps its order beside its dict: set through it.
                         let rc = if dict.class & 0xFF == bale_core::dict_class::ORDERED {
@@ -485,7 +454,6 @@ impl<'a, 'py> Thaw<'a, 'py> {
                             return Err(PyErr::fetch(self.py));
                         }
                         i += 1;
-                        descended = self.stack.len() > top + 1;
                     }
                     if let Frame::Dict { next, .. } = &mut self.stack[top] {
                         *next = i;
@@ -549,6 +517,35 @@ impl<'a, 'py> Thaw<'a, 'py> {
                 _ => self.open_mutable -= 1,
             }
         }
+    }
+
+    /// The object of an element's slot (in a container whose extent starts
+    /// at `limit`), and whether it is a container whose frame was pushed to
+    /// fill it. Scalars first: they are most elements, and cannot push.
+    #[inline(always)]
+    unsafe fn element(&mut self, slot: u64, limit: usize) -> PyResult<(*mut PyObject, bool)> {
+        if let Some(c) = self.scalar_made(slot, limit)? {
+            return Ok((c, false));
+        }
+        let depth = self.stack.len();
+        let c = match self.container_made(slot, limit)? {
+            Some(c) => c,
+            None => self.make(self.r.decode(slot, limit).map_err(format_error)?)?,
+        };
+        Ok((c, self.stack.len() > depth))
+    }
+
+    /// The scalar a slot holds, made without a `Value`: an inline one, a
+    /// stored string, a number held in an object; `None` for any other.
+    #[inline(always)]
+    unsafe fn scalar_made(&mut self, slot: u64, limit: usize) -> PyResult<Option<*mut PyObject>> {
+        if let Some(c) = self.inline_scalar(slot)? {
+            return Ok(Some(c));
+        }
+        if let Some(c) = self.str_made(slot, limit)? {
+            return Ok(Some(c));
+        }
+        self.number_made(slot, limit)
     }
 
     /// The string of a STR slot (found in a container whose extent starts
@@ -901,22 +898,6 @@ impl<'a, 'py> Thaw<'a, 'py> {
         Ok(out.into_ptr())
     }
 
-    /// Starts loading what item `i + PREFETCH_AHEAD` of a long list points
-    /// to: a list's items lie before it in the region, in order, and each
-    /// item's first read would otherwise be a miss the loop waits for.
-    #[inline(always)]
-    fn prefetch_ahead(&self, seq: Seq, i: usize) {
-        if i + PREFETCH_AHEAD >= seq.len {
-            return;
-        }
-        if let Ok(slot) = self.r.seq_slot(seq, i + PREFETCH_AHEAD) {
-            let buf = self.r.buf();
-            if let Some(p) = Reader::slot_target(slot).and_then(|at| buf.get(at)) {
-                crate::compactor::prefetch(p as *const u8 as *mut PyObject);
-            }
-        }
-    }
-
     /// Starts loading what the items of a short list or tuple point to.
     /// A region is laid out children first, and thaw reads it parents
     /// first: in a tree, a node's second child lies a whole subtree away
@@ -954,15 +935,8 @@ impl<'a, 'py> Thaw<'a, 'py> {
         }
         for i in 0..seq.len {
             let slot = self.r.seq_slot(seq, i).map_err(format_error)?;
-            let c = match self.inline_scalar(slot)? {
-                Some(c) => c,
-                None => match self.number_made(slot, seq.start)? {
-                    Some(c) => c,
-                    None => match self.str_made(slot, seq.start)? {
-                        Some(c) => c,
-                        None => return Ok(i),
-                    },
-                },
+            let Some(c) = self.scalar_made(slot, seq.start)? else {
+                return Ok(i);
             };
             if list {
                 ffi::PyList_SET_ITEM(obj, i as ffi::Py_ssize_t, c);
