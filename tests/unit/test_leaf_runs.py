@@ -10,7 +10,11 @@ import pytest
 
 import bale
 
-LEAVES = [0, -7, 1 << 40, (1 << 62) + 3, -(1 << 63), 2.5, -0.0, None, True, False, "", "short", "a longer string", "caf\xe9", "\u20ac\U0001f600"]
+LEAVES = [
+    0, -7, 1 << 40, (1 << 62) + 3, -(1 << 63),
+    2.5, -0.0, None, True, False,
+    "", "short", "a longer string", "caf\xe9", "\u20ac\U0001f600",
+]
 CONTAINERS = [[], [1, "x"], {}, {"k": 1, "j": [2]}, [[1], {"a": None}]]
 
 

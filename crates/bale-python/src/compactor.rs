@@ -559,12 +559,7 @@ impl<'py> Compactor<'py> {
     /// With `share`, every element goes through `visit`, which remembers
     /// objects by address.
     #[inline(always)]
-    unsafe fn leaf_run(
-        &mut self,
-        from: usize,
-        len: usize,
-        item: impl Fn(usize) -> *mut PyObject,
-    ) -> PyResult<usize> {
+    unsafe fn leaf_run(&mut self, from: usize, len: usize, item: impl Fn(usize) -> *mut PyObject) -> PyResult<usize> {
         let mut i = from;
         if !self.walk.shares() {
             while i < len {
@@ -588,12 +583,12 @@ impl<'py> Compactor<'py> {
         Ok(i)
     }
 
-    /// Moves the innermost open container's cursor to element `next`.
+    /// Moves the cursor of the innermost open list, tuple or dict (the
+    /// containers `leaf_run` reads) to element `to`.
     #[inline(always)]
     fn set_next(&mut self, to: usize) {
-        match self.walk.top() {
-            Some(Cursor::Seq { next, .. } | Cursor::Dict { next, .. } | Cursor::Record { next, .. }) => *next = to,
-            None => {}
+        if let Some(Cursor::Seq { next, .. } | Cursor::Dict { next, .. }) = self.walk.top() {
+            *next = to;
         }
     }
 
