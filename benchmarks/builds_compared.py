@@ -15,7 +15,9 @@ views, verify, and the region-to-region copy (`Region.compacted()`, the
 core's encoder over stored values). With ``--cells``, also the shape
 sweep's worst cells of issue 21 (its own generators, ``bench_sweep.py``):
 heterogeneous dicts, records of distinct strings, a tree of leaves below
-2^62, short strings, a vocabulary. It prints a table and writes no report.
+2^62, short strings, a vocabulary, a tree of ints beyond 64 bits, nested
+records, deep lists, and the github and amazon corpora. It prints a table
+and writes no report.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import subprocess
 import sys
 
 CHILD = r"""
-import gc, json, sys, time
+import gc, json, os, sys, time
 import bale
 from bale._datagen import bintree, tweets
 
@@ -84,6 +86,11 @@ if len(sys.argv) > 2 and sys.argv[2] == "cells":
     vocab = bale.compact(bs.vocab_strings(200_000, 2000))
     h = bale.compact(hetero)
     s = bale.compact(short)
+    big_tree = bale.compact(bs.tree_level(200_000, 1 << 64, 1 << 100))
+    nested = bale.compact(bs.nested_records(50_000))
+    deep = bs.deep_lists(200_000, 500)
+    corpora = {n: bs.read_corpus(os.path.join(bs.JSON_DIR, n)) for n in ("github_events.json", "amazon_cellphones.ndjson")}
+    gh = bale.compact(corpora["github_events.json"])
     for r in (latin1, vocab, h):
         bytes(r)  # its checksum written
     gc.collect()
@@ -105,6 +112,14 @@ if len(sys.argv) > 2 and sys.argv[2] == "cells":
         "thaw short ASCII strs (GC off)": best(lambda: thaw_gc_off(s)),
         "verify short Latin-1 strs": best(latin1.verify),
         "verify 2,000-word vocabulary": best(vocab.verify),
+        "thaw big-int tree, 200k leaves (GC off)": best(lambda: thaw_gc_off(big_tree)),
+        "thaw nested records 50k (GC off)": best(lambda: thaw_gc_off(nested)),
+        "compact short ASCII strs": best(lambda: bale.compact(short)),
+        "compact deep lists, nesting 500": best(lambda: bale.compact(deep)),
+        # The corpora take well under a millisecond: 50 calls a turn.
+        "thaw github corpus x50 (GC off)": best(lambda: [thaw_gc_off(gh) for _ in range(50)]),
+        "compact github corpus x50": best(lambda: [bale.compact(corpora["github_events.json"]) for _ in range(50)]),
+        "compact amazon corpus x50": best(lambda: [bale.compact(corpora["amazon_cellphones.ndjson"]) for _ in range(50)]),
     })
 print(json.dumps(out))
 """

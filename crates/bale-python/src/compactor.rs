@@ -561,7 +561,10 @@ impl<'py> Compactor<'py> {
     #[inline(always)]
     unsafe fn leaf_run(&mut self, from: usize, len: usize, item: impl Fn(usize) -> *mut PyObject) -> PyResult<usize> {
         let mut i = from;
-        if !self.walk.shares() {
+        // A last element alone gains nothing from a run (`visit` writes a
+        // leaf as cheaply), and a list of one container, level after level
+        // of nested lists, paid for testing it twice.
+        if !self.walk.shares() && i + 1 < len {
             while i < len {
                 if i + PREFETCH_AHEAD < len {
                     prefetch(item(i + PREFETCH_AHEAD));
