@@ -229,6 +229,14 @@ enum ViewSlot {
     Native(*mut PyObject),
 }
 
+/// A list that `Compactor::list_in_loop` took care of.
+enum InLoop {
+    /// Written whole (a row of numbers): its slot.
+    Written(u64),
+    /// Opened as a container: its frame is on the walk.
+    Opened,
+}
+
 // Note [Python code during compaction]
 // The compactor reads the input through borrowed pointers (list items,
 // `PyDict_Next` entries) and remembers objects by address (strings met
@@ -658,7 +666,9 @@ impl<'py> Compactor<'py> {
         let depth = self.walk.depth();
         self.frames_pinned = self.frames_pinned.min(depth);
         unsafe { release_from(self.py, &mut self.frame_pins, depth, &mut self.pins) };
-        if depth >= LINEAR_PATH && cursor.mutable() {
+        // Most deep containers are held once and never enter the set: a
+        // probe of an empty set cost deep lists a tenth of their time.
+        if depth >= LINEAR_PATH && cursor.mutable() && !self.deep_path.is_empty() {
             self.deep_path.remove(&(cursor.obj() as usize));
         }
     }
@@ -844,6 +854,44 @@ impl<'py> Compactor<'py> {
         self.big_int_slot(obj, true)
     }
 
+    /// What `visit` does with the commonest lists, done in the walk's loop
+    /// (inlined there): a row of numbers written at once, and a list whose
+    /// first item is a list (or a dict, in a list too short for a table)
+    /// opened, without `visit`'s tests for leaves and tables that would
+    /// find none. `None` for anything else, which `visit` decides. The call
+    /// to `visit`, its frame and its result through memory were half of
+    /// what a level of nested lists cost above the core walk's own
+    /// (`examples/walk_floor.rs`).
+    #[inline(always)]
+    unsafe fn list_in_loop(&mut self, obj: *mut PyObject) -> PyResult<Option<InLoop>> {
+        let list_type = addr_of_mut!(ffi::PyList_Type);
+        if self.walk.shares() || ffi::Py_TYPE(obj) != list_type {
+            return Ok(None);
+        }
+        let len = pylist::len(obj);
+        if len == 0 {
+            return Ok(None);
+        }
+        let items = pylist::items_ptr(obj);
+        let first = ffi::Py_TYPE(*items);
+        if first == addr_of_mut!(ffi::PyFloat_Type) || first == addr_of_mut!(ffi::PyLong_Type) {
+            // Not a row (an int beyond 64 bits, another type after): `visit`.
+            return Ok(self.number_list(items, len).map(InLoop::Written));
+        }
+        if !(first == list_type || (first == addr_of_mut!(ffi::PyDict_Type) && len < TABLE_MIN_ROWS)) {
+            return Ok(None);
+        }
+        if ffi::Py_REFCNT(obj) > 1 {
+            self.check_cycle(obj)?;
+        }
+        for i in 0..len.min(PREFETCH_AHEAD) {
+            prefetch(*items.add(i));
+        }
+        let seen = self.python_runs;
+        self.open_seq(obj, false, len, seen);
+        Ok(Some(InLoop::Opened))
+    }
+
     /// Visits one value: returns its slot, or None after pushing a frame for a container.
     pub(crate) unsafe fn visit(&mut self, obj: *mut PyObject) -> PyResult<Option<u64>> {
         let tp = ffi::Py_TYPE(obj);
@@ -889,7 +937,12 @@ impl<'py> Compactor<'py> {
                     return Ok(Some(slot));
                 }
             }
-            if !tuple {
+            // A list or dict first is neither a row of numbers nor a leaf
+            // (the tests below would each read its type to find that):
+            // lists of lists, level after level, go straight to a frame.
+            let first = ffi::Py_TYPE(*items);
+            let leafless = first == addr_of_mut!(ffi::PyList_Type) || first == addr_of_mut!(ffi::PyDict_Type);
+            if !tuple && !leafless {
                 if let Some(slot) = self.number_list(items, len) {
                     if self.walk.shares() && ffi::Py_REFCNT(obj) > 1 {
                         self.walk.keep(obj as u64, slot);
@@ -900,7 +953,7 @@ impl<'py> Compactor<'py> {
             }
             // Scalar leaves need no cycle check; a shared one must go through
             // the frame path, which remembers it.
-            if len <= SMALL_LEAF_SEQ && !(self.walk.shares() && ffi::Py_REFCNT(obj) > 1) {
+            if len <= SMALL_LEAF_SEQ && !leafless && !(self.walk.shares() && ffi::Py_REFCNT(obj) > 1) {
                 if let Some(slot) = self.small_leaf_seq(items, len, tuple) {
                     return Ok(Some(slot));
                 }
@@ -908,8 +961,9 @@ impl<'py> Compactor<'py> {
             if tuple && !self.walk.shares() && self.tuple_trees {
                 return Ok(self.tuple_tree(obj, len));
             }
-            if !tuple {
-                // Every cycle passes through a list or dict, so tuples need no check.
+            // Every cycle passes through a list or dict, so tuples need no
+            // check; nor does a list held once (`check_cycle`).
+            if !tuple && !self.walk.shares() && ffi::Py_REFCNT(obj) > 1 {
                 self.check_cycle(obj)?;
             }
             for i in 0..len.min(PREFETCH_AHEAD) {
@@ -1664,7 +1718,18 @@ impl Source for Compactor<'_> {
     #[inline(always)]
     fn visit(&mut self, obj: *mut PyObject) -> PyResult<Option<u64>> {
         // SAFETY: `obj` is alive (`Note [Python code during compaction]`).
-        unsafe { Compactor::visit(self, obj) }
+        unsafe {
+            // A plain dict goes straight to its opener, as `visit` would send it.
+            if !self.walk.shares() && ffi::Py_TYPE(obj) == addr_of_mut!(ffi::PyDict_Type) {
+                self.enter_dict(obj, bale_core::dict_class::PLAIN, None)?;
+                return Ok(None);
+            }
+            match self.list_in_loop(obj)? {
+                Some(InLoop::Written(slot)) => Ok(Some(slot)),
+                Some(InLoop::Opened) => Ok(None),
+                None => Compactor::visit(self, obj),
+            }
+        }
     }
 
     #[inline(always)]
