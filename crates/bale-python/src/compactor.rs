@@ -229,14 +229,6 @@ enum ViewSlot {
     Native(*mut PyObject),
 }
 
-/// A list that `Compactor::list_in_loop` took care of.
-enum InLoop {
-    /// Written whole (a row of numbers): its slot.
-    Written(u64),
-    /// Opened as a container: its frame is on the walk.
-    Opened,
-}
-
 // Note [Python code during compaction]
 // The compactor reads the input through borrowed pointers (list items,
 // `PyDict_Next` entries) and remembers objects by address (strings met
@@ -854,42 +846,69 @@ impl<'py> Compactor<'py> {
         self.big_int_slot(obj, true)
     }
 
-    /// What `visit` does with the commonest lists, done in the walk's loop
-    /// (inlined there): a row of numbers written at once, and a list whose
-    /// first item is a list (or a dict, in a list too short for a table)
-    /// opened, without `visit`'s tests for leaves and tables that would
-    /// find none. `None` for anything else, which `visit` decides. The call
-    /// to `visit`, its frame and its result through memory were half of
-    /// what a level of nested lists cost above the core walk's own
-    /// (`examples/walk_floor.rs`).
+    /// An exact list or tuple: its slot when it is written whole (empty, a
+    /// table, a row of numbers, a short row of leaves, a tree of tuples),
+    /// else None after opening its frame. Inlined where it is called: in
+    /// `visit`, and before it in the walk's loop for every list and tuple
+    /// when nothing is shared (`Source::visit`). The call to `visit`, its
+    /// frame and its result through memory were half of what a level of
+    /// nested lists cost above the core walk's own
+    /// (`examples/walk_floor.rs`), and a tenth of a row of numbers.
     #[inline(always)]
-    unsafe fn list_in_loop(&mut self, obj: *mut PyObject) -> PyResult<Option<InLoop>> {
-        let list_type = addr_of_mut!(ffi::PyList_Type);
-        if self.walk.shares() || ffi::Py_TYPE(obj) != list_type {
-            return Ok(None);
-        }
-        let len = pylist::len(obj);
+    unsafe fn seq_value(&mut self, obj: *mut PyObject, tuple: bool) -> PyResult<Option<u64>> {
+        let len = if tuple { pytuple::len(obj) } else { pylist::len(obj) };
         if len == 0 {
-            return Ok(None);
+            if self.walk.shares() && !tuple && ffi::Py_REFCNT(obj) > 1 {
+                // An empty list may be shared and later mutated after
+                // thaw: it needs a place of its own to be one object.
+                let slot = self.builder.empty_list_object();
+                self.walk.keep(obj as u64, slot);
+                self.own(obj);
+                return Ok(Some(slot));
+            }
+            return Ok(Some(if tuple { SLOT_EMPTY_TUPLE } else { SLOT_EMPTY_LIST }));
         }
-        let items = pylist::items_ptr(obj);
+        let items = seq_items(obj, tuple);
+        if !tuple && len >= TABLE_MIN_ROWS && !self.walk.shares() {
+            if let Some(slot) = self.table(items, len)? {
+                return Ok(Some(slot));
+            }
+        }
+        // A list or dict first is neither a row of numbers nor a leaf
+        // (the tests below would each read its type to find that):
+        // lists of lists, level after level, go straight to a frame.
         let first = ffi::Py_TYPE(*items);
-        if first == addr_of_mut!(ffi::PyFloat_Type) || first == addr_of_mut!(ffi::PyLong_Type) {
-            // Not a row (an int beyond 64 bits, another type after): `visit`.
-            return Ok(self.number_list(items, len).map(InLoop::Written));
+        let leafless = first == addr_of_mut!(ffi::PyList_Type) || first == addr_of_mut!(ffi::PyDict_Type);
+        if !tuple && !leafless {
+            if let Some(slot) = self.number_list(items, len) {
+                if self.walk.shares() && ffi::Py_REFCNT(obj) > 1 {
+                    self.walk.keep(obj as u64, slot);
+                    self.own(obj);
+                }
+                return Ok(Some(slot));
+            }
         }
-        if !(first == list_type || (first == addr_of_mut!(ffi::PyDict_Type) && len < TABLE_MIN_ROWS)) {
-            return Ok(None);
+        // Scalar leaves need no cycle check; a shared one must go through
+        // the frame path, which remembers it.
+        if len <= SMALL_LEAF_SEQ && !leafless && !(self.walk.shares() && ffi::Py_REFCNT(obj) > 1) {
+            if let Some(slot) = self.small_leaf_seq(items, len, tuple) {
+                return Ok(Some(slot));
+            }
         }
-        if ffi::Py_REFCNT(obj) > 1 {
+        if tuple && !self.walk.shares() && self.tuple_trees {
+            return Ok(self.tuple_tree(obj, len));
+        }
+        // Every cycle passes through a list or dict, so tuples need no
+        // check; nor does a list held once (`check_cycle`).
+        if !tuple && !self.walk.shares() && ffi::Py_REFCNT(obj) > 1 {
             self.check_cycle(obj)?;
         }
         for i in 0..len.min(PREFETCH_AHEAD) {
             prefetch(*items.add(i));
         }
         let seen = self.python_runs;
-        self.open_seq(obj, false, len, seen);
-        Ok(Some(InLoop::Opened))
+        self.open_seq(obj, tuple, len, seen);
+        Ok(None)
     }
 
     /// Visits one value: returns its slot, or None after pushing a frame for a container.
@@ -918,60 +937,7 @@ impl<'py> Compactor<'py> {
             return Ok(None);
         }
         if tp == addr_of_mut!(ffi::PyList_Type) || tp == addr_of_mut!(ffi::PyTuple_Type) {
-            let tuple = tp == addr_of_mut!(ffi::PyTuple_Type);
-            let len = if tuple { pytuple::len(obj) } else { pylist::len(obj) };
-            if len == 0 {
-                if self.walk.shares() && !tuple && ffi::Py_REFCNT(obj) > 1 {
-                    // An empty list may be shared and later mutated after
-                    // thaw: it needs a place of its own to be one object.
-                    let slot = self.builder.empty_list_object();
-                    self.walk.keep(obj as u64, slot);
-                    self.own(obj);
-                    return Ok(Some(slot));
-                }
-                return Ok(Some(if tuple { SLOT_EMPTY_TUPLE } else { SLOT_EMPTY_LIST }));
-            }
-            let items = seq_items(obj, tuple);
-            if !tuple && len >= TABLE_MIN_ROWS && !self.walk.shares() {
-                if let Some(slot) = self.table(items, len)? {
-                    return Ok(Some(slot));
-                }
-            }
-            // A list or dict first is neither a row of numbers nor a leaf
-            // (the tests below would each read its type to find that):
-            // lists of lists, level after level, go straight to a frame.
-            let first = ffi::Py_TYPE(*items);
-            let leafless = first == addr_of_mut!(ffi::PyList_Type) || first == addr_of_mut!(ffi::PyDict_Type);
-            if !tuple && !leafless {
-                if let Some(slot) = self.number_list(items, len) {
-                    if self.walk.shares() && ffi::Py_REFCNT(obj) > 1 {
-                        self.walk.keep(obj as u64, slot);
-                        self.own(obj);
-                    }
-                    return Ok(Some(slot));
-                }
-            }
-            // Scalar leaves need no cycle check; a shared one must go through
-            // the frame path, which remembers it.
-            if len <= SMALL_LEAF_SEQ && !leafless && !(self.walk.shares() && ffi::Py_REFCNT(obj) > 1) {
-                if let Some(slot) = self.small_leaf_seq(items, len, tuple) {
-                    return Ok(Some(slot));
-                }
-            }
-            if tuple && !self.walk.shares() && self.tuple_trees {
-                return Ok(self.tuple_tree(obj, len));
-            }
-            // Every cycle passes through a list or dict, so tuples need no
-            // check; nor does a list held once (`check_cycle`).
-            if !tuple && !self.walk.shares() && ffi::Py_REFCNT(obj) > 1 {
-                self.check_cycle(obj)?;
-            }
-            for i in 0..len.min(PREFETCH_AHEAD) {
-                prefetch(*items.add(i));
-            }
-            let seen = self.python_runs;
-            self.open_seq(obj, tuple, len, seen);
-            return Ok(None);
+            return self.seq_value(obj, tp == addr_of_mut!(ffi::PyTuple_Type));
         }
         if let Some(slot) = self.leaf_slot(obj)? {
             return Ok(Some(slot));
@@ -1719,16 +1685,19 @@ impl Source for Compactor<'_> {
     fn visit(&mut self, obj: *mut PyObject) -> PyResult<Option<u64>> {
         // SAFETY: `obj` is alive (`Note [Python code during compaction]`).
         unsafe {
-            // A plain dict goes straight to its opener, as `visit` would send it.
-            if !self.walk.shares() && ffi::Py_TYPE(obj) == addr_of_mut!(ffi::PyDict_Type) {
-                self.enter_dict(obj, bale_core::dict_class::PLAIN, None)?;
-                return Ok(None);
+            // Containers as `visit` takes them, without the call (see
+            // `seq_value`); with sharing, `visit` first looks the object up.
+            if !self.walk.shares() {
+                let tp = ffi::Py_TYPE(obj);
+                if tp == addr_of_mut!(ffi::PyDict_Type) {
+                    self.enter_dict(obj, bale_core::dict_class::PLAIN, None)?;
+                    return Ok(None);
+                }
+                if tp == addr_of_mut!(ffi::PyList_Type) || tp == addr_of_mut!(ffi::PyTuple_Type) {
+                    return self.seq_value(obj, tp == addr_of_mut!(ffi::PyTuple_Type));
+                }
             }
-            match self.list_in_loop(obj)? {
-                Some(InLoop::Written(slot)) => Ok(Some(slot)),
-                Some(InLoop::Opened) => Ok(None),
-                None => Compactor::visit(self, obj),
-            }
+            Compactor::visit(self, obj)
         }
     }
 
