@@ -1,9 +1,10 @@
-"""A list whose first item is a list (or a dict, in a list too short for a
-table) is opened in the walk's loop, without `Compactor::visit`'s tests for
-leaves and tables (`seq_value`, inlined in the loop for every list). The bytes
-must be those of the general path: the core's JSON source has neither, so
-`compact_json` is the reference. Cycles through such lists must still be
-found, and the share mode must still write a list met twice once."""
+"""Lists, tuples and plain dicts are taken in the walk's loop when nothing
+is shared (`Compactor::seq_value`, `visit`'s branch for sequences, inlined
+there), and a list whose first item is a list or dict skips the tests for
+rows of numbers and short rows of leaves. The bytes must be those of the
+general path: the core's JSON source has neither, so `compact_json` is the
+reference. Cycles through such lists must still be found, and the share
+mode must still write a list met twice once."""
 
 import json
 
