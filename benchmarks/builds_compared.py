@@ -16,7 +16,8 @@ core's encoder over stored values). With ``--cells``, also the shape
 sweep's worst cells of issue 21 (its own generators, ``bench_sweep.py``):
 heterogeneous dicts, records of distinct strings, a tree of leaves below
 2^62, short strings, a vocabulary, a tree of ints beyond 64 bits, nested
-records, deep lists, and the github and amazon corpora. It prints a table
+records, deep lists, lists of 3 floats, a 10-word vocabulary (thaw), and
+the github, amazon, canada, citm and mesh corpora. It prints a table
 and writes no report.
 """
 
@@ -89,7 +90,11 @@ if len(sys.argv) > 2 and sys.argv[2] == "cells":
     big_tree = bale.compact(bs.tree_level(200_000, 1 << 64, 1 << 100))
     nested = bale.compact(bs.nested_records(50_000))
     deep = bs.deep_lists(200_000, 500)
-    corpora = {n: bs.read_corpus(os.path.join(bs.JSON_DIR, n)) for n in ("github_events.json", "amazon_cellphones.ndjson")}
+    corpora = {n: bs.read_corpus(os.path.join(bs.JSON_DIR, n))
+               for n in ("github_events.json", "amazon_cellphones.ndjson", "canada.json", "citm_catalog.json",
+                         "mesh.json")}
+    points = bs.points(200_000)
+    vocab10 = bale.compact(bs.vocab_strings(200_000, 10))
     gh = bale.compact(corpora["github_events.json"])
     for r in (latin1, vocab, h):
         bytes(r)  # its checksum written
@@ -120,6 +125,11 @@ if len(sys.argv) > 2 and sys.argv[2] == "cells":
         "thaw github corpus x50 (GC off)": best(lambda: [thaw_gc_off(gh) for _ in range(50)]),
         "compact github corpus x50": best(lambda: [bale.compact(corpora["github_events.json"]) for _ in range(50)]),
         "compact amazon corpus x50": best(lambda: [bale.compact(corpora["amazon_cellphones.ndjson"]) for _ in range(50)]),
+        "compact canada corpus x5": best(lambda: [bale.compact(corpora["canada.json"]) for _ in range(5)]),
+        "compact citm corpus x5": best(lambda: [bale.compact(corpora["citm_catalog.json"]) for _ in range(5)]),
+        "compact mesh corpus x20": best(lambda: [bale.compact(corpora["mesh.json"]) for _ in range(20)]),
+        "compact 200k lists of 3 floats": best(lambda: bale.compact(points)),
+        "thaw vocabulary-10 list (GC off)": best(lambda: thaw_gc_off(vocab10)),
     })
 print(json.dumps(out))
 """

@@ -768,18 +768,25 @@ impl<'py> Compactor<'py> {
         CompactError::new_err(format!("{}{}: cannot compact {}", self.path(), suffix, type_name(obj)))
     }
 
+    /// Refuses a list or dict met again while it is open (without
+    /// sharing, which writes a forward reference instead). The common
+    /// answers, inlined at every opener: sharing, or one reference.
+    #[inline(always)]
     unsafe fn check_cycle(&self, obj: *mut PyObject) -> PyResult<()> {
-        if self.walk.shares() {
-            return Ok(());
-        }
         // A container met again while open is referenced by its parent in
         // the path and by the container met now: one held by a single
         // reference is not open (deep lists built by `x = [x]` are all
         // such). Frames pushed with one reference enter `deep_path` when
         // `pin` takes one more, before Python code could add another.
-        if ffi::Py_REFCNT(obj) == 1 {
+        if self.walk.shares() || ffi::Py_REFCNT(obj) == 1 {
             return Ok(());
         }
+        self.check_cycle_on_path(obj)
+    }
+
+    /// `check_cycle` for an object held more than once: is it on the path?
+    #[inline(never)]
+    unsafe fn check_cycle_on_path(&self, obj: *mut PyObject) -> PyResult<()> {
         let frames = self.walk.frames();
         let depth = frames.len();
         let linear = frames[..depth.min(LINEAR_PATH)].iter().position(|f| f.cursor.obj() == obj);
@@ -899,9 +906,8 @@ impl<'py> Compactor<'py> {
         if tuple && !self.walk.shares() && self.tuple_trees {
             return Ok(self.tuple_tree(obj, len));
         }
-        // Every cycle passes through a list or dict, so tuples need no
-        // check; nor does a list held once (`check_cycle`).
-        if !tuple && !self.walk.shares() && ffi::Py_REFCNT(obj) > 1 {
+        // Every cycle passes through a list or dict, so tuples need no check.
+        if !tuple {
             self.check_cycle(obj)?;
         }
         for i in 0..len.min(PREFETCH_AHEAD) {
