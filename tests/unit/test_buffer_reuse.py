@@ -51,3 +51,28 @@ def test_views_of_a_region_outlive_other_compactions():
         tmp = bale.compact([os.urandom(2 << 20)])
         del tmp
     assert bale.thaw(root[123]) == first == scope["value"][123]
+
+
+def test_the_string_map_kept_between_compactions_names_no_string_of_an_earlier_one():
+    # Strings held twice go through the compactor's map by address, kept
+    # between compactions (`spare_buffer::take_string_map`). Each round's
+    # strings are freed before the next round's are made, which reuse their
+    # addresses: an entry left over would give an earlier region's slot.
+    for round_ in range(40):
+        words = [f"round {round_} word {i} " + "x" * (i % 50) for i in range(300)]
+        value = [words, list(words), {"w": words[::7]}]
+        region = bale.compact(value)
+        region.verify()
+        assert bale.thaw(region.root) == value
+        # Each string is stored once: the second list costs its slots only.
+        alone = bale.compact([words])
+        assert region.nbytes < alone.nbytes + 8 * (len(words) + len(words[::7])) + 512
+        del words, value, region, alone
+
+
+def test_a_string_map_grown_past_what_is_kept_is_let_go_and_later_compactions_hold():
+    big = [f"entry {i:07d} of a long list" for i in range(50_000)]  # more than the map kept holds
+    assert bale.thaw(bale.compact([big, big]).root) == [big, big]
+    del big
+    small = [f"later {i} string of some length" for i in range(100)]
+    assert bale.thaw(bale.compact([small, small[::-1]]).root) == [small, small[::-1]]

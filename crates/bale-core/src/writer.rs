@@ -22,6 +22,9 @@ impl Default for Builder {
     }
 }
 
+/// Sequences up to this long are written inline where they close (`Builder::seq`).
+const SHORT_SEQ: usize = 3;
+
 /// The first capacity of a builder whose size is not known ahead (a
 /// compaction, when no kept buffer is at hand: `spare_buffer.rs` in the
 /// binding says why large ones are kept).
@@ -127,15 +130,19 @@ impl Builder {
             if padded >= 8 {
                 (dst.add(padded - 8) as *mut u64).write_unaligned(0);
             }
-            std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len());
+            copy_short(data, dst);
             self.buf.set_len(len + padded);
         }
     }
 
     /// A string given as CPython code units of `width` (which must be the
-    /// smallest width for the content).
+    /// smallest width for the content). Inlined where it is called: the
+    /// calls (two with the binding's own) were a third of what writing a
+    /// 45-character string cost (`benchmarks/sweep_profiles.md`, the
+    /// amazon corpus).
+    #[inline(always)]
     pub fn str_units(&mut self, width: Width, units: &[u8]) -> u64 {
-        let n = units.len() / width.unit();
+        let n = units.len() >> width.unit().trailing_zeros();
         if width == Width::Ascii && n <= SSTR_MAX {
             return make_sstr_slot(units);
         }
@@ -144,6 +151,13 @@ impl Builder {
             self.put_padded(units);
             return make_str_slot(width, n, off);
         }
+        self.long_str(width, n, units)
+    }
+
+    /// A string whose slot cannot hold its length or offset: a header first.
+    #[inline(never)]
+    fn long_str(&mut self, width: Width, n: usize, units: &[u8]) -> u64 {
+        let off = self.len();
         self.put(header_word(width.kind(), n as u64));
         self.put_padded(units);
         off as u64
@@ -207,12 +221,27 @@ impl Builder {
     }
 
     /// A list (`tuple == false`) or tuple of already written slots.
+    #[inline]
     pub fn seq(&mut self, tuple: bool, slots: &[u64]) -> u64 {
         let n = slots.len();
         let tag = if tuple { TAG_TUPLE } else { TAG_LIST };
         if n == 0 {
             return tag;
         }
+        // Short ones where they are closed: the call was a sixth of
+        // compacting lists nested 500 deep (one element each).
+        let off = self.len();
+        if n <= SHORT_SEQ && off <= SEQ_SLOT_MAX_OFFSET {
+            self.put_slots(slots);
+            return make_seq_slot(tag, n, off);
+        }
+        self.long_seq(tuple, slots)
+    }
+
+    #[inline(never)]
+    fn long_seq(&mut self, tuple: bool, slots: &[u64]) -> u64 {
+        let n = slots.len();
+        let tag = if tuple { TAG_TUPLE } else { TAG_LIST };
         let off = self.len();
         self.buf.reserve(8 * n + 8);
         let slot = if n <= SHORT_MAX && off <= SEQ_SLOT_MAX_OFFSET {
@@ -558,6 +587,39 @@ impl ForwardRefs {
     }
 }
 
+/// Copies `data` to `dst` (which has room for it rounded up to 8 bytes).
+/// Up to 64 bytes, two overlapping fixed-size loads and stores: most
+/// strings are that short, and the call to `memcpy` with its dispatch on
+/// the length cost more than the copy.
+///
+/// # Safety
+/// `dst` is valid for `pad8(data.len())` bytes and does not overlap `data`.
+#[inline(always)]
+unsafe fn copy_short(data: &[u8], dst: *mut u8) {
+    let (src, n) = (data.as_ptr(), data.len());
+    // Each pair reads and writes only within `[0, n)`: the second chunk
+    // ends at the last byte.
+    unsafe fn pair<const W: usize>(src: *const u8, dst: *mut u8, n: usize) {
+        let a = (src as *const [u8; W]).read_unaligned();
+        let b = (src.add(n - W) as *const [u8; W]).read_unaligned();
+        (dst as *mut [u8; W]).write_unaligned(a);
+        (dst.add(n - W) as *mut [u8; W]).write_unaligned(b);
+    }
+    match n {
+        0 => {}
+        1..=3 => {
+            *dst = *src;
+            *dst.add(n / 2) = *src.add(n / 2);
+            *dst.add(n - 1) = *src.add(n - 1);
+        }
+        4..=7 => pair::<4>(src, dst, n),
+        8..=16 => pair::<8>(src, dst, n),
+        17..=32 => pair::<16>(src, dst, n),
+        33..=64 => pair::<32>(src, dst, n),
+        _ => std::ptr::copy_nonoverlapping(src, dst, n),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -589,6 +651,27 @@ mod tests {
             let stored = u64::from_le_bytes(summed[OFF_CHECKSUM..OFF_CHECKSUM + 8].try_into().unwrap());
             assert_eq!(stored, compute_checksum(&summed), "length {len}");
             crate::reader::Region::new_verified(&summed).unwrap();
+        }
+    }
+
+    /// Every length a string's copy treats apart (none, 1-3, 4-7, 8-16,
+    /// 17-32, 33-64, longer) lands byte for byte, followed by zeros up to
+    /// the next 8 bytes, in a buffer whose spare room held other bytes.
+    #[test]
+    fn padded_copies_land_whole_with_zero_padding() {
+        for len in 0..=150usize {
+            let data: Vec<u8> = (0..len).map(|i| (i * 7 + 1) as u8).collect();
+            let mut dirty = vec![0xA5u8; 4096];
+            dirty.clear();
+            let mut b = Builder::in_buffer(dirty);
+            b.put(0xFFFF_FFFF_FFFF_FFFF);
+            let before = b.len();
+            b.put_padded(&data);
+            let written = &b.new_bytes()[before..];
+            assert_eq!(written.len(), pad8(len), "length {len}");
+            assert_eq!(&written[..len], &data[..], "length {len}");
+            assert!(written[len..].iter().all(|&x| x == 0), "padding of length {len}");
+            assert_eq!(&b.new_bytes()[before - 8..before], &[0xFF; 8], "the word before, length {len}");
         }
     }
 }

@@ -17,6 +17,8 @@
 
 use std::sync::Mutex;
 
+use rustc_hash::FxHashMap;
+
 /// Smaller buffers are reused by malloc itself.
 const KEEP_MIN: usize = 1 << 20;
 /// Larger ones are given back: keeping them would hold too much memory.
@@ -90,4 +92,35 @@ pub fn give_scratch(mut buf: Vec<u8>) {
         _ => Some(buf),
     };
     drop(dropped);
+}
+
+/// The map of shared strings by address (`Compactor::strings`) kept
+/// between compactions. Data whose strings are also held elsewhere (a
+/// second list of the same values, an index) sends every string through
+/// it: growing it anew each time, rehash after rehash, was a quarter of
+/// compacting the amazon corpus held that way (`perf`). Kept only up to
+/// `STRING_MAP_KEPT` entries: emptying a kept map costs a pass over its
+/// control bytes, which a small compaction would pay.
+static STRING_MAP: Mutex<Option<FxHashMap<usize, u64>>> = Mutex::new(None);
+
+/// Largest capacity of a kept string map (about 300 KiB).
+const STRING_MAP_KEPT: usize = 1 << 14;
+
+/// An empty string map: the one kept, if any, with its capacity.
+pub fn take_string_map() -> FxHashMap<usize, u64> {
+    STRING_MAP.try_lock().ok().and_then(|mut kept| kept.take()).unwrap_or_default()
+}
+
+/// Keeps `map` for a later `take_string_map` if it is not too large.
+pub fn give_string_map(mut map: FxHashMap<usize, u64>) {
+    if map.capacity() == 0 || map.capacity() > STRING_MAP_KEPT {
+        return;
+    }
+    // Returns at once for a map with no entries (no pass over its control bytes).
+    map.clear();
+    if let Ok(mut kept) = STRING_MAP.try_lock() {
+        if kept.as_ref().is_none_or(|k| k.capacity() < map.capacity()) {
+            *kept = Some(map);
+        }
+    }
 }
