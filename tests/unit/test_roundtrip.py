@@ -385,8 +385,9 @@ def test_json_corpus_is_found(json_corpus):
 
 @pytest.mark.parametrize("container", [list, tuple, lambda v: [{"v": x, "l": [x, x]} for x in v]])
 def test_ints_around_digit_and_slot_boundaries(container):
-    # Ints of one and two 30-bit digits are read from CPython's layout,
-    # others through the C-API: every boundary must round trip exactly.
+    # Ints of up to three 30-bit digits that fit in 63 bits are read from
+    # CPython's layout, others through the C-API: every boundary must round
+    # trip exactly (2^63 - 1 has a top digit of 7, 2^63 of 8).
     edges = [0, 1, -1]
     for e in (29, 30, 31, 59, 60, 61, 62, 63, 64, 90):
         edges += [2**e - 1, 2**e, 2**e + 1, -(2**e) + 1, -(2**e), -(2**e) - 1]

@@ -228,6 +228,9 @@ def test_dict_entries_are_read_directly_on_the_cpythons_checked():
     free_threaded = hasattr(sys, "_is_gil_enabled") and not sys._is_gil_enabled()
     if sys.implementation.name == "cpython" and (3, 11) <= sys.version_info < (3, 14) and not free_threaded:
         assert checks["dict_entries"], checks
+    # Ints' digits are read directly on 3.10-3.14 (`ffi/pylong.rs`), free-threaded or not.
+    if sys.implementation.name == "cpython" and (3, 10) <= sys.version_info < (3, 15) and sys.int_info.bits_per_digit == 30:
+        assert checks["ints"], checks
 
 
 def test_the_switch_turns_every_fast_path_off():

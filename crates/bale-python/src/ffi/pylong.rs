@@ -1,12 +1,14 @@
 //! `PyLongObject`: exact ints read without a call, where the layout is known.
 //!
 //! In CPython 3.10 and 3.11 an int is a signed digit count (`ob_size`)
-//! followed by 30-bit digits; ints of one or two digits (|v| < 2^60) are
-//! read here directly, which is most of the ints of real data. That layout
-//! is private (3.12 replaced `ob_size` with `lv_tag`), so the read is
-//! compiled for those two versions only. Other versions, digit sizes, PyPy,
-//! `BALE_NO_FAST_PATHS` and larger ints go through
-//! `PyLong_AsLongLongAndOverflow`.
+//! followed by 30-bit digits; 3.12 to 3.14 put a tag word first (`lv_tag`:
+//! the sign in its two low bits, the digit count from bit 3 on) and the
+//! same digits after it. Ints of up to three digits whose value fits in 63
+//! bits are read here directly, which is most of the ints of real data
+//! (ids, timestamps, hashes below 2^62 have three digits). Both layouts
+//! are private, so each read is compiled for its versions only. Other
+//! versions, digit sizes, PyPy, `BALE_NO_FAST_PATHS` and larger ints go
+//! through `PyLong_AsLongLongAndOverflow`.
 
 use pyo3::ffi::{self, PyObject};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,30 +22,59 @@ pub fn enable_fast_path(bits_per_digit: u32) {
 
 /// Whether `int_value` reads digits itself in this process.
 pub fn fast_path_enabled() -> bool {
-    cfg!(all(Py_3_10, not(any(Py_3_12, PyPy, Py_LIMITED_API)))) && THIRTY_BIT_DIGITS.load(Ordering::Relaxed)
+    cfg!(all(Py_3_10, not(any(Py_3_15, PyPy, Py_LIMITED_API)))) && THIRTY_BIT_DIGITS.load(Ordering::Relaxed)
 }
 
 /// The value of an exact int that fits in 64 bits; `None` otherwise.
 #[inline(always)]
 pub unsafe fn int_value(obj: *mut PyObject) -> Option<i64> {
-    #[cfg(all(Py_3_10, not(any(Py_3_12, PyPy, Py_LIMITED_API))))]
+    #[cfg(all(Py_3_10, not(any(Py_3_15, PyPy, Py_LIMITED_API))))]
     if THIRTY_BIT_DIGITS.load(Ordering::Relaxed) {
-        let size = (*(obj as *mut ffi::PyVarObject)).ob_size;
-        let digits = (obj as *const u8).add(std::mem::size_of::<ffi::PyVarObject>()) as *const u32;
-        match size {
-            0 => return Some(0),
-            1 => return Some(*digits as i64),
-            -1 => return Some(-(*digits as i64)),
-            2 | -2 => {
-                let v = *digits as i64 | (*digits.add(1) as i64) << 30;
-                return Some(if size < 0 { -v } else { v });
-            }
-            _ => {}
+        if let Some(v) = digits_value(obj) {
+            return Some(v);
         }
     }
     let mut overflow = 0;
     let v = ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow);
     (overflow == 0).then_some(v)
+}
+
+/// The digit count and sign of an int, from its size word.
+#[cfg(all(Py_3_10, not(any(Py_3_12, PyPy, Py_LIMITED_API))))]
+#[inline(always)]
+unsafe fn count_and_sign(obj: *mut PyObject) -> (usize, bool) {
+    let size = (*(obj as *mut ffi::PyVarObject)).ob_size;
+    (size.unsigned_abs(), size < 0)
+}
+
+/// The digit count and sign of an int, from its tag word (sign in bits
+/// 0-1: 0 positive, 1 zero, 2 negative; bit 2 reserved; the count above).
+#[cfg(all(Py_3_12, not(any(Py_3_15, PyPy, Py_LIMITED_API))))]
+#[inline(always)]
+unsafe fn count_and_sign(obj: *mut PyObject) -> (usize, bool) {
+    let tag = *((obj as *const u8).add(std::mem::size_of::<ffi::PyObject>()) as *const usize);
+    (tag >> 3, tag & 3 == 2)
+}
+
+/// The value of an int of up to three 30-bit digits that fits in 63 bits;
+/// `None` for others (read through the C API).
+#[cfg(all(Py_3_10, not(any(Py_3_15, PyPy, Py_LIMITED_API))))]
+#[inline(always)]
+unsafe fn digits_value(obj: *mut PyObject) -> Option<i64> {
+    // The digits follow the size word (3.10-3.11) or the tag word (3.12-3.14),
+    // both one pointer wide after the object header.
+    let digits =
+        (obj as *const u8).add(std::mem::size_of::<ffi::PyObject>() + std::mem::size_of::<usize>()) as *const u32;
+    let (count, negative) = count_and_sign(obj);
+    let v = match count {
+        0 => 0,
+        1 => *digits as i64,
+        2 => *digits as i64 | (*digits.add(1) as i64) << 30,
+        // Three digits hold 90 bits: below 2^63 when the top one is below 8.
+        3 if *digits.add(2) < 8 => *digits as i64 | (*digits.add(1) as i64) << 30 | (*digits.add(2) as i64) << 60,
+        _ => return None,
+    };
+    Some(if negative { -v } else { v })
 }
 
 /// An exact int's minimal two's complement bytes, little-endian (for ints
