@@ -119,3 +119,23 @@ def test_one_character_ascii_strings_are_cpythons_shared_objects():
     struct.pack_into("<Q", raw, 32, bale._bale._xxh3(bytes(raw)))
     with pytest.raises(bale.FormatError, match="not ASCII"):
         bale.thaw(bale.load(bytes(raw)))
+
+
+def test_the_memo_table_kept_between_thaws_holds_nothing_of_an_earlier_one():
+    # The memo's table outlives its thaw, emptied (`Note [The memo table
+    # kept between thaws]`). Each round's region is dropped before the next
+    # is made: the next takes the same buffer (`spare_buffer.rs`), so its
+    # strings sit where the last round's did, with the same lengths; an
+    # entry left over would hand back the last round's string.
+    for round_ in range(30):
+        words = [f"r{round_:02d} word {i:04d} " + "z" * (i % 40) for i in range(400)]
+        data = [words[i % 400] for i in range(3_000)] + [{"k": words[i]} for i in range(0, 400, 9)]
+        region = bale.compact(data)
+        native = bale.thaw(region.root)
+        assert native == data
+        assert len({id(s) for s in native[:3_000]}) == 400
+        # A small thaw after it starts with the same table.
+        tiny = bale.compact([words[0], words[1], words[0]])
+        got = bale.thaw(tiny.root)
+        assert got == [words[0], words[1], words[0]] and got[0] is got[2]
+        del region, native, tiny, got
