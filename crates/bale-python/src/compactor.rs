@@ -157,6 +157,9 @@ pub struct Compactor<'py> {
     /// compactions by a streaming writer like `shapes_by_content`.
     pub types_by_content: Option<FxHashMap<String, u64>>,
     strings: FxHashMap<usize, u64>,
+    /// A table's keys and ring of values, kept for the next (`Compactor::table`).
+    pub(crate) table_keys: Vec<*mut PyObject>,
+    pub(crate) table_ring: Vec<*mut PyObject>,
     /// Shapes written, by their dicts' key pointers: each cached key
     /// sequence sits in `shape_keys`, one after another, and `shapes` maps
     /// its hash to where it is and its slot. (A map of boxed slices
@@ -286,6 +289,8 @@ impl<'py> Compactor<'py> {
             shapes_by_content: None,
             types_by_content: None,
             strings: crate::spare_buffer::take_string_map(),
+            table_keys: Vec::new(),
+            table_ring: Vec::new(),
             shapes: FxHashMap::default(),
             shape_keys: Vec::new(),
             key_table: KeyTable::default(),

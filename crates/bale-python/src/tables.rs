@@ -223,7 +223,8 @@ impl Gather {
             items: Vec::new(),
             keep_items: false,
             run: Run::Empty,
-            offsets: vec![0],
+            // Made when the first cell is a list (most columns hold scalars).
+            offsets: Vec::new(),
             rows,
             hint: rows,
         }
@@ -283,6 +284,7 @@ impl Gather {
             if list {
                 self.hint *= 2;
                 self.offsets.reserve(self.rows + 1);
+                self.offsets.push(0);
             }
         } else if list != self.lists {
             self.mixed = true;
@@ -304,7 +306,8 @@ impl Gather {
             if self.keep_items {
                 self.items.extend_from_slice(items);
             }
-            let total = *self.offsets.last().unwrap() as usize + items.len();
+            // (No offsets yet: a list in a column of scalars, now mixed.)
+            let total = self.offsets.last().map_or(0, |&o| o as usize) + items.len();
             self.offsets.push(total as u32);
             if total > u32::MAX as usize {
                 return false;
@@ -443,19 +446,44 @@ impl<'py> Compactor<'py> {
         if !pydict::items(first).all(|(_, value)| column_cell(value)) {
             return Ok(None);
         }
-        let keys: Vec<*mut PyObject> = pydict::items(first).map(|(key, _)| key).collect();
         // The cells gathered below are borrowed: storing the keys must run
         // no Python code (see `Note [Python code during compaction]`).
-        if !keys.iter().all(|&key| key_runs_no_python(key)) {
+        if !pydict::items(first).all(|(key, _)| key_runs_no_python(key)) {
             return Ok(None);
         }
+        // The keys and the ring of the last table, reused: most tables of
+        // nested records are small (citm: 1,270 lists of 2-9 dicts), and
+        // each allocation and free was a share of their cost. A table
+        // nested in a column takes them empty and makes its own.
+        let mut keys = std::mem::take(&mut self.table_keys);
+        let mut ring = std::mem::take(&mut self.table_ring);
+        keys.clear();
+        keys.extend(pydict::items(first).map(|(key, _)| key));
+        ring.clear();
+        ring.resize(RING * k, std::ptr::null_mut());
+        let out = self.table_of(rows, n, &keys, &mut ring);
+        self.table_keys = keys;
+        self.table_ring = ring;
+        out
+    }
+
+    /// `table` once its keys are known (`keys`, the first row's), with room
+    /// for `RING` rows of values (`ring`).
+    unsafe fn table_of(
+        &mut self,
+        rows: *mut *mut PyObject,
+        n: usize,
+        keys: &[*mut PyObject],
+        ring: &mut [*mut PyObject],
+    ) -> PyResult<Option<u64>> {
+        let k = keys.len();
+        let dict_type = addr_of_mut!(ffi::PyDict_Type);
         // One pass over the rows, each column gathering its cell of a row
         // while the values of the rows ahead are being fetched.
         let mut columns: Vec<Gather> = (0..k).map(|_| Gather::new(n)).collect();
-        let mut ring = vec![std::ptr::null_mut::<PyObject>(); RING * k];
         let list_type = addr_of_mut!(ffi::PyList_Type);
         for i in 0..VALUES_AHEAD.min(n) {
-            if !read_row(*rows.add(i), &keys, &mut ring[i * k..(i + 1) * k]) {
+            if !read_row(*rows.add(i), keys, &mut ring[i * k..(i + 1) * k]) {
                 return Ok(None);
             }
         }
@@ -472,7 +500,7 @@ impl<'py> Compactor<'py> {
             if i + VALUES_AHEAD < n {
                 let at = (i + VALUES_AHEAD) % RING * k;
                 let values = &mut ring[at..at + k];
-                if !read_row(*rows.add(i + VALUES_AHEAD), &keys, values) {
+                if !read_row(*rows.add(i + VALUES_AHEAD), keys, values) {
                     return Ok(None);
                 }
                 values.iter().for_each(|&v| prefetch(v));
@@ -503,7 +531,7 @@ impl<'py> Compactor<'py> {
         // The shape comes from the first row's keys, as for a dict.
         let items = self.items.len();
         self.key_ptrs.clear();
-        for &key in &keys {
+        for &key in keys {
             self.items.push((key, std::ptr::null_mut()));
             self.key_ptrs.push(key as usize);
         }
