@@ -42,7 +42,10 @@ so that the load of this shared machine drifts alike on both sides:
   shapes: an explicit-stack walk of every list, tuple and dict).
 
 Inputs and regions are frozen out of the collector (``gc.freeze()``) while
-a cell is timed; results are dropped after the clock is read. Writes the
+a cell is timed; results are dropped after the clock is read. A cell whose
+timed figure misses its target or comes within 10% of it is measured
+``--reruns`` more times (2 in the full sweep), with new data each time, and
+its figure is the median of its runs (``rerun_close_cells``). Writes the
 section "Shape sweep" with, per target of issue 21, the cells sorted worst
 first, and ``plots/sweep_heatmap.png`` (rows: cells, columns: measures,
 colour: ratio / target).
