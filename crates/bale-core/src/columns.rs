@@ -129,8 +129,23 @@ impl<'a> Reader<'a> {
         }
         self.extent(off, 16 + offsets_size(n), limit, "list column")?;
         // The child lies before its column even in a cyclic region: a
-        // column is never part of a cycle.
-        let (child, end) = match self.decode(self.word(off + 8)?, off)? {
+        // column is never part of a cycle. A child that is a list column
+        // itself is refused before it is decoded: decoding it decodes its
+        // own child, and in a cyclic region (where `extent` lets references
+        // point anywhere) a column that is its own child, or a chain of
+        // them, recursed until the stack overflowed (found by
+        // `fuzz-binding`; `tests/verify.rs`).
+        let child_slot = self.word(off + 8)?;
+        if child_slot & TAG_MASK == TAG_OBJ {
+            let at = child_slot as usize;
+            if at >= off {
+                return Err(bad(off + 8, "list column child does not lie before its column"));
+            }
+            if self.word(at)? & 0xFF == KIND_LIST_COLUMN as u64 {
+                return Err(bad(off + 8, "list column child is not a list, number list or string column"));
+            }
+        }
+        let (child, end) = match self.decode(child_slot, off)? {
             Value::List(s) => (Child::Slots(s), s.pos + 8 * s.len),
             Value::NumList(l) => (Child::Nums(l), l.pos + 8 * l.len),
             Value::Column(Column { kind: ColumnKind::Strs { width, offs, units, total }, len, .. }) => {

@@ -1733,3 +1733,45 @@ fn an_id_dict_with_a_bad_id_is_refused() {
     fix_checksum(&mut bytes);
     refuse(&bytes, &["shape"]);
 }
+
+#[test]
+fn list_columns_whose_child_is_a_list_column_are_refused_without_recursing() {
+    // In a cyclic region `extent` lets a reference point anywhere, and
+    // decoding a LIST_COLUMN decodes its child first: a column that was
+    // its own child recursed until the stack overflowed (`fuzz-binding`,
+    // through an unverified view's index; the Python replay is
+    // tests/adversarial/regressions/issue21-*). It and a chain of columns
+    // must each give a FormatError, cyclic or not.
+    let build = |depth: usize| {
+        let mut b = Builder::new();
+        let list = b.seq(false, &[SLOT_NONE, SLOT_NONE]);
+        let mut col = b.list_column(list, &[0, 1, 2]);
+        let first = col;
+        for _ in 1..depth {
+            col = b.list_column(col, &[0, 1, 2]);
+        }
+        (b, first, col)
+    };
+    for flags in [0, FLAG_SHARED | FLAG_CYCLIC] {
+        // The first column made its own child.
+        let (b, first, _) = build(1);
+        let mut bytes = finish_fixed(b, first);
+        put(&mut bytes, first as usize + 8, first);
+        let f = u32::from_le_bytes(bytes[40..44].try_into().unwrap()) | flags;
+        bytes[40..44].copy_from_slice(&f.to_le_bytes());
+        fix_checksum(&mut bytes);
+        let region = Region::new(&bytes).unwrap();
+        assert!(region.reader.decode(first, bytes.len()).is_err(), "flags {flags:#x}");
+        refuse(&bytes, &["list column child"]);
+        // 20,000 columns, each the child of the next: refused at the top,
+        // at once, not after decoding the chain.
+        let (b, _, top) = build(20_000);
+        let mut bytes = finish_fixed(b, top);
+        let f = u32::from_le_bytes(bytes[40..44].try_into().unwrap()) | flags;
+        bytes[40..44].copy_from_slice(&f.to_le_bytes());
+        fix_checksum(&mut bytes);
+        let region = Region::new(&bytes).unwrap();
+        assert!(region.reader.decode(top, bytes.len()).is_err(), "flags {flags:#x}");
+        refuse(&bytes, &["list column child"]);
+    }
+}
