@@ -1752,26 +1752,24 @@ fn list_columns_whose_child_is_a_list_column_are_refused_without_recursing() {
         }
         (b, first, col)
     };
+    // Sets `flags` too, then checks that both reads refuse `root`.
+    let refused = |mut bytes: Vec<u8>, root: u64, flags: u32| {
+        let f = u32::from_le_bytes(bytes[40..44].try_into().unwrap()) | flags;
+        bytes[40..44].copy_from_slice(&f.to_le_bytes());
+        fix_checksum(&mut bytes);
+        let region = Region::new(&bytes).unwrap();
+        assert!(region.reader.decode(root, bytes.len()).is_err(), "flags {flags:#x}");
+        refuse(&bytes, &["list column child"]);
+    };
     for flags in [0, FLAG_SHARED | FLAG_CYCLIC] {
         // The first column made its own child.
         let (b, first, _) = build(1);
         let mut bytes = finish_fixed(b, first);
         put(&mut bytes, first as usize + 8, first);
-        let f = u32::from_le_bytes(bytes[40..44].try_into().unwrap()) | flags;
-        bytes[40..44].copy_from_slice(&f.to_le_bytes());
-        fix_checksum(&mut bytes);
-        let region = Region::new(&bytes).unwrap();
-        assert!(region.reader.decode(first, bytes.len()).is_err(), "flags {flags:#x}");
-        refuse(&bytes, &["list column child"]);
+        refused(bytes, first, flags);
         // 20,000 columns, each the child of the next: refused at the top,
         // at once, not after decoding the chain.
         let (b, _, top) = build(20_000);
-        let mut bytes = finish_fixed(b, top);
-        let f = u32::from_le_bytes(bytes[40..44].try_into().unwrap()) | flags;
-        bytes[40..44].copy_from_slice(&f.to_le_bytes());
-        fix_checksum(&mut bytes);
-        let region = Region::new(&bytes).unwrap();
-        assert!(region.reader.decode(top, bytes.len()).is_err(), "flags {flags:#x}");
-        refuse(&bytes, &["list column child"]);
+        refused(finish_fixed(b, top), top, flags);
     }
 }
