@@ -33,17 +33,28 @@ pub fn offer(mut buf: Vec<u8>) {
         return;
     }
     buf.clear();
-    // Never wait: a drop that finds the slot busy frees its buffer.
-    let replaced = match SPARE.try_lock() {
-        Ok(mut slot) if slot.as_ref().is_none_or(|kept| kept.capacity() < buf.capacity()) => slot.replace(buf),
-        _ => Some(buf),
-    };
-    drop(replaced);
+    keep_larger(&SPARE, buf, Vec::capacity);
 }
 
 /// The buffer kept, if any (empty, with its capacity).
 pub fn take() -> Option<Vec<u8>> {
-    SPARE.try_lock().ok()?.take()
+    take_kept(&SPARE)
+}
+
+/// Puts `value` in `slot` if the slot is empty or holds a smaller one (by
+/// `size`); what is displaced, or `value` itself, is dropped after the lock
+/// is let go. Never waits: a busy slot means no keeping this time.
+pub fn keep_larger<T>(slot: &Mutex<Option<T>>, value: T, size: impl Fn(&T) -> usize) {
+    let displaced = match slot.try_lock() {
+        Ok(mut kept) if kept.as_ref().is_none_or(|k| size(k) < size(&value)) => kept.replace(value),
+        _ => Some(value),
+    };
+    drop(displaced);
+}
+
+/// What `slot` holds, taken out, unless it is empty or busy.
+pub fn take_kept<T>(slot: &Mutex<Option<T>>) -> Option<T> {
+    slot.try_lock().ok()?.take()
 }
 
 /// A builder for a new region of about `capacity` bytes: in the buffer
@@ -108,7 +119,7 @@ const STRING_MAP_KEPT: usize = 1 << 14;
 
 /// An empty string map: the one kept, if any, with its capacity.
 pub fn take_string_map() -> FxHashMap<usize, u64> {
-    STRING_MAP.try_lock().ok().and_then(|mut kept| kept.take()).unwrap_or_default()
+    take_kept(&STRING_MAP).unwrap_or_default()
 }
 
 /// Keeps `map` for a later `take_string_map` if it is not too large.
@@ -118,9 +129,5 @@ pub fn give_string_map(mut map: FxHashMap<usize, u64>) {
     }
     // Returns at once for a map with no entries (no pass over its control bytes).
     map.clear();
-    if let Ok(mut kept) = STRING_MAP.try_lock() {
-        if kept.as_ref().is_none_or(|k| k.capacity() < map.capacity()) {
-            *kept = Some(map);
-        }
-    }
+    keep_larger(&STRING_MAP, map, FxHashMap::capacity);
 }

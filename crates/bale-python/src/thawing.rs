@@ -145,8 +145,7 @@ const STR_MEMO_KEPT_BITS: u32 = 12;
 
 impl StrMemo {
     fn new() -> StrMemo {
-        let kept = KEPT_MEMO.try_lock().ok().and_then(|mut k| k.take());
-        let (entries, filled) = match kept {
+        let (entries, filled) = match crate::spare_buffer::take_kept(&KEPT_MEMO) {
             Some(KeptTable(entries, filled)) => (entries, filled),
             None => (Self::table(STR_MEMO_FIRST_BITS), Vec::new()),
         };
@@ -283,12 +282,8 @@ impl Drop for StrMemo {
         self.filled.clear();
         // Every place is empty again (`Note [The memo table kept between thaws]`).
         if self.bits <= STR_MEMO_KEPT_BITS {
-            if let Ok(mut kept) = KEPT_MEMO.try_lock() {
-                if kept.as_ref().is_none_or(|k| k.0.len() < self.entries.len()) {
-                    let entries = std::mem::replace(&mut self.entries, Box::new([]));
-                    *kept = Some(KeptTable(entries, std::mem::take(&mut self.filled)));
-                }
-            }
+            let table = KeptTable(std::mem::replace(&mut self.entries, Box::new([])), std::mem::take(&mut self.filled));
+            crate::spare_buffer::keep_larger(&KEPT_MEMO, table, |t| t.0.len());
         }
     }
 }
