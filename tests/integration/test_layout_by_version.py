@@ -3,7 +3,7 @@
 Each fast path is compiled in only for the CPython versions whose layout it
 was written for (bounded on both sides), and switched on only when its check
 at import agrees with the C API. A version outside those bounds, and every
-free-threaded build, takes the C-API path for ints and dicts. `make layout-by-version` prints
+free-threaded build, takes the C-API path for dicts. `make layout-by-version` prints
 the table for every interpreter CI tests.
 """
 
@@ -28,9 +28,12 @@ def checks():
 
 
 @pytest.mark.skipif(sys.implementation.name != "cpython", reason="CPython layouts only")
-def test_int_digits_are_read_only_up_to_3_11_with_30_bit_digits(checks):
-    # 3.12 replaced ob_size with lv_tag in PyLongObject.
-    expected = VERSION < (3, 12) and sys.int_info.bits_per_digit == 30 and not FREE_THREADED
+def test_int_digits_are_read_from_3_10_to_3_14_with_30_bit_digits(checks):
+    # 3.10-3.11 lead with ob_size, 3.12-3.14 with lv_tag; each is compiled
+    # for its versions, and switched on only if it reads the C API's value
+    # for the probe ints at import (free-threaded builds included: ints are
+    # immutable, and their header is the one PyO3 compiles for them).
+    expected = (3, 10) <= VERSION < (3, 15) and sys.int_info.bits_per_digit == 30
     assert checks["ints"] is expected, (VERSION, checks)
 
 

@@ -364,7 +364,7 @@ fn _bale(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .getattr(pyo3::intern!(py, "int_info"))?
         .getattr(pyo3::intern!(py, "bits_per_digit"))?
         .extract()?;
-    ffi::pylong::enable_fast_path(bits);
+    ffi::pylong::enable_fast_path(py, bits)?;
     ffi::pydict::check_layout(py)?;
     ffi::pytype::enable_fast_path();
     // Check the object layout the fast view allocation relies on.

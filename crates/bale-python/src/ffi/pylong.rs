@@ -13,11 +13,38 @@
 use pyo3::ffi::{self, PyObject};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Set at module start when `sys.int_info.bits_per_digit` is 30.
+/// Set at module start when `sys.int_info.bits_per_digit` is 30 and the
+/// digits read here agree with the C API on probe ints.
 static THIRTY_BIT_DIGITS: AtomicBool = AtomicBool::new(false);
 
-pub fn enable_fast_path(bits_per_digit: u32) {
+/// Switches the digit reads on when digits are 30 bits wide and reading
+/// them gives the C API's value for ints across every digit count, sign
+/// and boundary read here (a build whose header or tag word differs from
+/// the one compiled for, such as an untested free-threaded one, stays on
+/// the C API).
+pub fn enable_fast_path(py: pyo3::Python<'_>, bits_per_digit: u32) -> pyo3::PyResult<()> {
+    use pyo3::IntoPyObject;
     THIRTY_BIT_DIGITS.store(bits_per_digit == 30, Ordering::Relaxed);
+    if bits_per_digit != 30 {
+        return Ok(());
+    }
+    let mut agree = true;
+    for magnitude in [0i64, 1, 7, (1 << 30) - 1, 1 << 30, (1 << 60) - 1, 1 << 60, 1 << 62, i64::MAX] {
+        for v in [magnitude, -magnitude] {
+            let int = v.into_pyobject(py)?;
+            // SAFETY: `int` is an exact int, alive for the call.
+            agree &= unsafe { int_value(int.as_ptr()) } == Some(v);
+        }
+    }
+    // Beyond 63 bits (a fourth digit, or a third one of 8 or more) the read
+    // must step aside rather than truncate.
+    for big in [1u128 << 63, 1 << 90, u64::MAX as u128] {
+        let int = big.into_pyobject(py)?;
+        // SAFETY: as above.
+        agree &= unsafe { int_value(int.as_ptr()) }.is_none();
+    }
+    THIRTY_BIT_DIGITS.store(agree, Ordering::Relaxed);
+    Ok(())
 }
 
 /// Whether `int_value` reads digits itself in this process.
