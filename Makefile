@@ -30,9 +30,12 @@ demo: $(PY)
 
 # The core's tests run with debug assertions but opt-level 1: its fuzz and
 # verification tests are ~10x faster than at opt-level 0, and the build is
-# far quicker than a release (fat LTO) one.
+# far quicker than a release (fat LTO) one. bale-python's own Rust tests
+# cover its pure-Rust parts (address_map, files); the rest of it is tested
+# through Python.
 test: build
 	CARGO_PROFILE_DEV_OPT_LEVEL=1 cargo test --workspace --exclude bale-python
+	CARGO_PROFILE_DEV_OPT_LEVEL=1 cargo test -p bale-python --lib
 	$(PY) -m pytest -q
 
 # ---------------------------------------------------------------------------

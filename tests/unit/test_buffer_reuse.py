@@ -4,8 +4,11 @@ process, whatever the old buffer held, and the old region's views stay
 unaffected while it lives."""
 
 import os
+import random
 import subprocess
 import sys
+
+import pytest
 
 import bale
 
@@ -76,3 +79,28 @@ def test_a_string_map_grown_past_what_is_kept_is_let_go_and_later_compactions_ho
     del big
     small = [f"later {i} string of some length" for i in range(100)]
     assert bale.thaw(bale.compact([small, small[::-1]]).root) == [small, small[::-1]]
+
+
+@pytest.mark.parametrize("n", [3, 5_000, 150_000])
+def test_strings_met_again_far_apart_are_stored_once_whatever_the_path(n):
+    # The map of shared strings (`address_map.rs`) grows towards the strings
+    # a list's run of leaves or a table's columns announce, and loads places
+    # ahead (`Note [Prefetched places of shared strings]`): each string is
+    # still found wherever it is met again, in a list, a run broken by
+    # containers, a table's string column or a list column, in any order.
+    words = [f"distinct word {i:07d} " + "y" * (i % 13) for i in range(n)]
+    again = words[:]
+    random.Random(n).shuffle(again)
+    value = [
+        words,
+        [{"w": w, "i": i} for i, w in enumerate(again)],
+        [[w] if i % 5 == 0 else (i if i % 5 == 1 else w) for i, w in enumerate(reversed(words))],
+        [{"tags": [w, again[i - 1]]} for i, w in enumerate(again)],
+    ]
+    region = bale.compact(value)
+    region.verify()
+    assert bale.thaw(region.root) == value
+    assert bale._bale.region_stats(region)["kinds"]["strings"][0] == n
+    del region
+    # A later compaction, with the map kept or let go, holds too.
+    assert bale.thaw(bale.compact([again[:50], again[:50]]).root) == [again[:50], again[:50]]

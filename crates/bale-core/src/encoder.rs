@@ -187,6 +187,12 @@ impl<C> Walk<C> {
         self.frames.last_mut().map(|f| &mut f.cursor)
     }
 
+    /// The innermost open container's cursor, to read.
+    #[inline]
+    pub fn top_ref(&self) -> Option<&C> {
+        self.frames.last().map(|f| &f.cursor)
+    }
+
     /// Opens a container whose children's slots start at `base` (the
     /// slots already pushed from there on are its first children's), to be
     /// remembered under `identity` (with sharing on).

@@ -10,7 +10,6 @@
 //! Views of other regions are copied region to region; views of the region
 //! being appended to are referenced where they are.
 
-use std::collections::hash_map::Entry;
 use std::fmt::Write;
 use std::ptr::addr_of_mut;
 
@@ -58,6 +57,11 @@ pub(crate) fn prefetch(obj: *mut PyObject) {
 
 /// How far ahead of the element being visited its siblings are prefetched.
 pub(crate) const PREFETCH_AHEAD: usize = 4;
+
+/// How far ahead of a string being written the place a string has in the
+/// map of shared strings is loaded (`Note [Prefetched places of shared
+/// strings]`): only its address is needed, so farther than the objects.
+pub(crate) const SHARED_STR_AHEAD: usize = 8;
 
 /// Where the compactor is in an open container (see `bale_core::encoder`),
 /// and how the container is written.
@@ -156,7 +160,11 @@ pub struct Compactor<'py> {
     /// Record types by content (name, flavor, fields), kept across
     /// compactions by a streaming writer like `shapes_by_content`.
     pub types_by_content: Option<FxHashMap<String, u64>>,
-    strings: FxHashMap<usize, u64>,
+    strings: crate::address_map::AddressMap,
+    /// Strings the tables being written will still write as slots: a map
+    /// of shared strings that must grow grows towards room for them
+    /// (`Note [Prefetched places of shared strings]`).
+    pub(crate) strings_ahead: usize,
     /// A table's keys and ring of values, kept for the next (`Compactor::table`).
     pub(crate) table_keys: Vec<*mut PyObject>,
     pub(crate) table_ring: Vec<*mut PyObject>,
@@ -289,6 +297,7 @@ impl<'py> Compactor<'py> {
             shapes_by_content: None,
             types_by_content: None,
             strings: crate::spare_buffer::take_string_map(),
+            strings_ahead: 0,
             table_keys: Vec::new(),
             table_ring: Vec::new(),
             shapes: FxHashMap::default(),
@@ -580,6 +589,10 @@ impl<'py> Compactor<'py> {
                 if i + PREFETCH_AHEAD < len {
                     prefetch(item(i + PREFETCH_AHEAD));
                 }
+                // Note [Prefetched places of shared strings], for a list of them.
+                if i + SHARED_STR_AHEAD < len && self.strings.is_large() {
+                    self.strings.prefetch(item(i + SHARED_STR_AHEAD) as usize);
+                }
                 match self.leaf_slot(item(i)) {
                     Ok(Some(slot)) => self.walk.slots.push(slot),
                     Ok(None) => break,
@@ -849,14 +862,30 @@ impl<'py> Compactor<'py> {
     #[inline(never)]
     unsafe fn shared_str_slot(&mut self, obj: *mut PyObject, w: Width, units: &[u8]) -> u64 {
         // One probe for the lookup and the insertion.
-        match self.strings.entry(obj as usize) {
-            Entry::Occupied(seen) => *seen.get(),
-            Entry::Vacant(place) => {
-                let s = *place.insert(self.builder.str_units(w, units));
-                self.remember(obj);
-                s
-            }
-        }
+        let (builder, pending, walk, table_strings) =
+            (&mut self.builder, &mut self.pending, &self.walk, self.strings_ahead);
+        // Asked only when the map must grow: the strings a table announced,
+        // and the elements left in the innermost open container (a list of
+        // strings, counted from where its run of leaves began).
+        let ahead = || {
+            table_strings
+                + match walk.top_ref() {
+                    Some(Cursor::Seq { len, next, .. } | Cursor::Dict { len, next, .. }) => len.saturating_sub(*next),
+                    _ => 0,
+                }
+        };
+        self.strings.get_or_insert_with(obj as usize, ahead, || {
+            // Its address is kept: see `Note [Python code during compaction]`.
+            pending.push(obj);
+            builder.str_units(w, units)
+        })
+    }
+
+    /// Starts loading where the map of shared strings would hold `obj`
+    /// (`Note [Prefetched places of shared strings]`).
+    #[inline(always)]
+    pub(crate) fn prefetch_shared_str(&self, obj: *mut PyObject) {
+        self.strings.prefetch(obj as usize);
     }
 
     /// The slot of an int outside i64, and its key hash if `hash`.

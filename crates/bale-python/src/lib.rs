@@ -1,5 +1,6 @@
 //! `bale._bale`: the extension module behind the `bale` package.
 
+mod address_map;
 mod alloc;
 mod attached;
 mod bytes_view;

@@ -15,9 +15,8 @@
 //! of scratch buffers (below). Threads share them (a mutex, never waited
 //! on: a busy slot means no reuse this time).
 
+use crate::address_map::AddressMap;
 use std::sync::Mutex;
-
-use rustc_hash::FxHashMap;
 
 /// Smaller buffers are reused by malloc itself.
 const KEEP_MIN: usize = 1 << 20;
@@ -108,26 +107,24 @@ pub fn give_scratch(mut buf: Vec<u8>) {
 /// The map of shared strings by address (`Compactor::strings`) kept
 /// between compactions. Data whose strings are also held elsewhere (a
 /// second list of the same values, an index) sends every string through
-/// it: growing it anew each time, rehash after rehash, was a quarter of
-/// compacting the amazon corpus held that way (`perf`). Kept only up to
-/// `STRING_MAP_KEPT` entries: emptying a kept map costs a pass over its
-/// control bytes, which a small compaction would pay.
-static STRING_MAP: Mutex<Option<FxHashMap<usize, u64>>> = Mutex::new(None);
+/// it: growing it anew each time was a quarter of compacting the amazon
+/// corpus held that way (`perf`). Kept only up to `STRING_MAP_KEPT`
+/// places (1 MiB); emptying it visits only the places last filled.
+static STRING_MAP: Mutex<Option<AddressMap>> = Mutex::new(None);
 
-/// Largest capacity of a kept string map (about 300 KiB).
-const STRING_MAP_KEPT: usize = 1 << 14;
+/// Largest capacity of a kept string map.
+const STRING_MAP_KEPT: usize = 1 << 16;
 
 /// An empty string map: the one kept, if any, with its capacity.
-pub fn take_string_map() -> FxHashMap<usize, u64> {
+pub fn take_string_map() -> AddressMap {
     take_kept(&STRING_MAP).unwrap_or_default()
 }
 
 /// Keeps `map` for a later `take_string_map` if it is not too large.
-pub fn give_string_map(mut map: FxHashMap<usize, u64>) {
-    if map.capacity() == 0 || map.capacity() > STRING_MAP_KEPT {
+pub fn give_string_map(mut map: AddressMap) {
+    if map.capacity() > STRING_MAP_KEPT {
         return;
     }
-    // Returns at once for a map with no entries (no pass over its control bytes).
     map.clear();
-    keep_larger(&STRING_MAP, map, FxHashMap::capacity);
+    keep_larger(&STRING_MAP, map, AddressMap::capacity);
 }

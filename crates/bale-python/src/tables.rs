@@ -15,7 +15,7 @@ use bale_core::format::{Width, SLOT_EMPTY_LIST};
 use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 
-use crate::compactor::{prefetch, Compactor};
+use crate::compactor::{prefetch, Compactor, SHARED_STR_AHEAD};
 use crate::ffi::pydict;
 use crate::ffi::pylist;
 use crate::ffi::pylong::int_value;
@@ -146,6 +146,30 @@ unsafe fn slot_bytes(obj: *mut PyObject, w: Width, units: &[u8]) -> usize {
     str_slot_bytes(w, units.len(), ffi::Py_REFCNT(obj) == 1)
 }
 
+// Note [Prefetched places of shared strings]
+// A string held more than once is looked up by address in the compactor's
+// map of shared strings (`AddressMap`), so that it is stored once. Data
+// whose strings are also held elsewhere (an index, a second list of the
+// same values) sends every string there, and a map of 400,000 of them is
+// far out of cache: with `hashbrown` each lookup waited for its bucket's
+// line, and the map doubled its way up, moving every key at each step
+// (half of compacting such records, `benchmarks/sweep_profiles.md`).
+// Two things now overlap or avoid those waits:
+// * Places loaded ahead. A table's string column knows its strings before
+//   writing them: the string `SHARED_STR_AHEAD` rows ahead, its entry in
+//   the column's `SlotMemo` and its place in the map are loaded while
+//   this one is written. A list's run of leaves (`leaf_run`) loads the
+//   place of the element that far ahead once the map is larger than the
+//   caches (`AddressMap::is_large`). The address alone gives the place,
+//   so a leaf that is no shared string costs a wasted prefetch.
+// * Growth towards what is coming. A table, once its rows are gathered,
+//   announces the strings its columns will write as slots
+//   (`Gather::strings_as_slots`, `Compactor::strings_ahead`, counted down
+//   as they are written), and the innermost open list or dict has its
+//   elements left: a map that must grow grows towards room for those, 32
+//   times its size at most at once, since most of a column of repeated
+//   words is met again rather than new.
+
 /// Strings seen before a run decides whether to keep copying their units.
 const SLOTS_PROBE: usize = 1024;
 
@@ -169,9 +193,21 @@ impl SlotMemo {
         let bits = count.next_power_of_two().trailing_zeros().clamp(4, SLOT_MEMO_MAX_BITS);
         SlotMemo { entries: vec![(0, 0); 1 << bits], shift: 64 - bits }
     }
+
+    #[inline(always)]
+    fn place(&self, obj: *mut PyObject) -> usize {
+        ((obj as usize as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// Starts loading the entry `obj` would have.
+    #[inline(always)]
+    fn prefetch(&self, obj: *mut PyObject) {
+        prefetch(&self.entries[self.place(obj)] as *const (usize, u64) as *mut PyObject);
+    }
+
     #[inline(always)]
     fn slot(&mut self, obj: *mut PyObject, make: impl FnOnce(*mut PyObject) -> u64) -> u64 {
-        let at = ((obj as usize as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
+        let at = self.place(obj);
         let entry = &mut self.entries[at];
         if entry.0 != obj as usize {
             *entry = (obj as usize, make(obj));
@@ -263,6 +299,24 @@ impl Gather {
         let mut all = Vec::with_capacity(self.scalar_count());
         self.for_each_scalar(rows, j, |s| all.push(s));
         all
+    }
+
+    /// How many strings this column will write as slots (each looked up in
+    /// the compactor's map of shared strings when it has other references):
+    /// the choice `Compactor::scalars` makes.
+    fn strings_as_slots(&self) -> usize {
+        let count = self.scalar_count();
+        let as_column = match &self.run {
+            _ if self.mixed || count == 0 => return 0,
+            Run::Strs { units, as_slots, .. } => str_column_is_smaller(count, units.len(), *as_slots),
+            Run::CountedStrs { units, as_slots, .. } => str_column_is_smaller(count, *units, *as_slots),
+            _ => return 0,
+        };
+        if as_column {
+            0
+        } else {
+            count
+        }
     }
 
     /// About the bytes this column will take (strings held elsewhere aside).
@@ -550,11 +604,13 @@ impl<'py> Compactor<'py> {
         self.builder.reserve(size + 16 + 8 * k + 4096);
         let (room, spare) = self.builder.spare_room();
         populate(room, size.min(spare));
-        let mut cols = Vec::with_capacity(k);
-        for (j, column) in columns.into_iter().enumerate() {
-            cols.push(self.column(column, rows, j)?);
-        }
-        Ok(Some(self.builder.table_object(n, shape, &cols)))
+        // Note [Prefetched places of shared strings]
+        let outer_strings_ahead = self.strings_ahead;
+        self.strings_ahead += columns.iter().map(Gather::strings_as_slots).sum::<usize>();
+        let cols: PyResult<Vec<u64>> =
+            columns.into_iter().enumerate().map(|(j, column)| self.column(column, rows, j)).collect();
+        self.strings_ahead = outer_strings_ahead;
+        Ok(Some(self.builder.table_object(n, shape, &cols?)))
     }
 
     /// Writes a gathered column: lists as a LIST_COLUMN over their items,
@@ -605,10 +661,26 @@ impl<'py> Compactor<'py> {
                 };
                 let mut memo = SlotMemo::new(count);
                 let slots: Vec<u64> = match kept {
-                    Some(strs) => strs.into_iter().map(|s| memo.slot(s, |s| self.str_slot(s))).collect(),
+                    Some(strs) => {
+                        let mut slots = Vec::with_capacity(strs.len());
+                        for (i, &s) in strs.iter().enumerate() {
+                            // Note [Prefetched places of shared strings]
+                            if let Some(&ahead) = strs.get(i + SHARED_STR_AHEAD) {
+                                prefetch(ahead);
+                                memo.prefetch(ahead);
+                                self.prefetch_shared_str(ahead);
+                            }
+                            slots.push(memo.slot(s, |s| self.str_slot(s)));
+                            self.strings_ahead = self.strings_ahead.saturating_sub(1);
+                        }
+                        slots
+                    }
                     None => {
                         let mut slots = Vec::with_capacity(count);
-                        g.for_each_scalar(rows, j, |s| slots.push(memo.slot(s, |s| self.str_slot(s))));
+                        g.for_each_scalar(rows, j, |s| {
+                            slots.push(memo.slot(s, |s| self.str_slot(s)));
+                            self.strings_ahead = self.strings_ahead.saturating_sub(1);
+                        });
                         slots
                     }
                 };
