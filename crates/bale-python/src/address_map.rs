@@ -31,7 +31,8 @@ pub struct AddressMap {
     places: Box<[(usize, u64)]>,
     /// `64 - log2(places.len())`: a hash's top bits pick the home place.
     shift: u32,
-    /// The places in use, in insertion order (to clear and to grow).
+    /// The places in use (to clear and to grow). `u32` is enough: a table
+    /// of 2^32 places would take 64 GiB.
     filled: Vec<u32>,
 }
 
@@ -83,8 +84,8 @@ impl AddressMap {
     }
 
     /// The value of `key`; when it has none, `make()`'s, inserted. When the
-    /// map must grow, it makes room for `ahead` more keys too (the caller
-    /// knows that many may follow).
+    /// map must grow, it grows towards room for `ahead()` more keys too (the
+    /// caller knows that many may follow), `GROWTH_MAX` times at most.
     #[inline(always)]
     pub fn get_or_insert_with(&mut self, key: usize, ahead: impl FnOnce() -> usize, make: impl FnOnce() -> u64) -> u64 {
         debug_assert!(key != 0, "address 0 marks an empty place");
