@@ -20,6 +20,15 @@ pub const SEED_FROZENSET: u64 = 0x66726f7a656e;
 /// bounds the stack they use (well under 1 MB) on any thread.
 pub const MAX_KEY_DEPTH: usize = 100;
 
+/// The place of `key` in an in-memory table of `2^bits` places (caches,
+/// memos and maps of addresses or slots; not part of the format):
+/// Fibonacci hashing, whose top bits mix every bit of the key, so that
+/// aligned addresses and slots, whose low bits are 0, spread over the table.
+#[inline(always)]
+pub fn place_of(key: u64, bits: u32) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+}
+
 #[inline]
 pub fn mix(mut x: u64) -> u64 {
     x ^= x >> 30;

@@ -438,7 +438,7 @@ impl<'a> StoredValues<'_, 'a> {
 
     #[inline]
     fn leaf_index(slot: u64) -> usize {
-        (slot.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - LEAF_CACHE.trailing_zeros())) as usize
+        crate::hash::place_of(slot, LEAF_CACHE.trailing_zeros())
     }
 
     #[inline]

@@ -29,7 +29,7 @@ fn recent_strs_bits(words: usize) -> u32 {
 
 #[inline]
 fn recent_index(slot: u64, bits: u32) -> usize {
-    (slot.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+    crate::hash::place_of(slot, bits)
 }
 
 struct Bitmap(Vec<u64>);
@@ -639,7 +639,7 @@ fn check_table_with(r: &Reader<'_>, t: Table, hashes: &mut Vec<u64>, key_hashes:
             }
             let h = match slot & TAG_MASK {
                 TAG_STR | TAG_SSTR if !key_hashes.is_empty() => {
-                    let at = (slot.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - KEY_HASHES_BITS)) as usize;
+                    let at = crate::hash::place_of(slot, KEY_HASHES_BITS);
                     // An empty entry's word, 0, is an INT slot: never a string's.
                     match key_hashes[at] {
                         (word, h) if word == slot => h,

@@ -29,8 +29,8 @@ const PLACES_AHEAD: usize = 8;
 
 pub struct AddressMap {
     places: Box<[(usize, u64)]>,
-    /// `64 - log2(places.len())`: a hash's top bits pick the home place.
-    shift: u32,
+    /// `log2(places.len())`.
+    bits: u32,
     /// The places in use (to clear and to grow). `u32` is enough: a table
     /// of 2^32 places would take 64 GiB.
     filled: Vec<u32>,
@@ -49,7 +49,7 @@ fn prefetch(place: &(usize, u64)) {
 
 impl AddressMap {
     fn with_bits(bits: u32) -> AddressMap {
-        AddressMap { places: vec![(0, 0); 1 << bits].into_boxed_slice(), shift: 64 - bits, filled: Vec::new() }
+        AddressMap { places: vec![(0, 0); 1 << bits].into_boxed_slice(), bits, filled: Vec::new() }
     }
 
     /// Keys held.
@@ -72,9 +72,7 @@ impl AddressMap {
 
     #[inline(always)]
     fn home(&self, key: usize) -> usize {
-        // Fibonacci hashing: the top bits of the product mix every bit of
-        // the address (objects are 16-byte aligned, so the low ones are 0).
-        ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+        bale_core::hash::place_of(key as u64, self.bits)
     }
 
     /// Starts loading the line where `key` would be found.

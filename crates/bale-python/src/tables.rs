@@ -180,7 +180,7 @@ const SLOTS_PROBE: usize = 1024;
 /// its slot: the rows hold the strings throughout.
 struct SlotMemo {
     entries: Vec<(usize, u64)>,
-    shift: u32,
+    bits: u32,
 }
 
 /// The most entries of a `SlotMemo` (512 KiB): enough that a few thousand
@@ -191,12 +191,12 @@ impl SlotMemo {
     /// A table for a column of `count` strings: about as many entries.
     fn new(count: usize) -> SlotMemo {
         let bits = count.next_power_of_two().trailing_zeros().clamp(4, SLOT_MEMO_MAX_BITS);
-        SlotMemo { entries: vec![(0, 0); 1 << bits], shift: 64 - bits }
+        SlotMemo { entries: vec![(0, 0); 1 << bits], bits }
     }
 
     #[inline(always)]
     fn place(&self, obj: *mut PyObject) -> usize {
-        ((obj as usize as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+        bale_core::hash::place_of(obj as usize as u64, self.bits)
     }
 
     /// Starts loading the entry `obj` would have.

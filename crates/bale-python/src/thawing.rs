@@ -167,7 +167,7 @@ impl StrMemo {
 
     #[inline(always)]
     fn home(&self, at: usize) -> usize {
-        ((at as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.bits)) as usize
+        bale_core::hash::place_of(at as u64, self.bits)
     }
 
     /// The string stored at `at` (`shape`: its byte length and width), a
