@@ -607,10 +607,22 @@ impl<'py> Compactor<'py> {
         // Note [Prefetched places of shared strings]
         let outer_strings_ahead = self.strings_ahead;
         self.strings_ahead += columns.iter().map(Gather::strings_as_slots).sum::<usize>();
-        let cols: PyResult<Vec<u64>> =
-            columns.into_iter().enumerate().map(|(j, column)| self.column(column, rows, j)).collect();
+        let cols = self.columns(columns, rows);
         self.strings_ahead = outer_strings_ahead;
         Ok(Some(self.builder.table_object(n, shape, &cols?)))
+    }
+
+    /// Writes the gathered columns in order: their slots. A loop, not a
+    /// `collect` into a `PyResult<Vec>`, which made the vector without its
+    /// capacity and kept `column` out of line (`try_process`, 4% of
+    /// compacting citm).
+    #[inline(always)]
+    unsafe fn columns(&mut self, columns: Vec<Gather>, rows: *mut *mut PyObject) -> PyResult<Vec<u64>> {
+        let mut cols = Vec::with_capacity(columns.len());
+        for (j, column) in columns.into_iter().enumerate() {
+            cols.push(self.column(column, rows, j)?);
+        }
+        Ok(cols)
     }
 
     /// Writes a gathered column: lists as a LIST_COLUMN over their items,
