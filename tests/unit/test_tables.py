@@ -936,6 +936,39 @@ def test_records_that_are_not_a_table(make):
     round_trip(records, table=False)
 
 
+# A TABLE whose column "user" is a TABLE of the same number of rows, which
+# FORMAT.md allows (a column is any list-like value of as many items) and
+# bale's writers do not make yet: `nested_table_region(3)` of
+# crates/bale-core/tests/verify.rs, written by the core's Builder.
+NESTED_TABLE_REGION = bytes.fromhex(
+    "42414c450d0a1a0a01000000040302011801000000000000f8000000000000006e142076ef1884d30000000000000000"
+    "000000000000000000000000000000000f020000000000000b610000000000000b620000000000001903000000000000"
+    "0a0000000000000014000000000000001e000000000000001e0300000000000000080000000000000000000003000000"
+    "0300000008000000616e6e626f6262791d03000000000000400000000000000058000000000000007800000000000000"
+    "0f0200000000000013696400000000002375736572000000190300000000000001000000000000000200000000000000"
+    "03000000000000001d03000000000000c000000000000000d800000000000000a000000000000000"
+)
+NESTED_TABLE_VALUE = [
+    {"id": 1, "user": {"a": 10, "b": "ann"}},
+    {"id": 2, "user": {"a": 20, "b": ""}},
+    {"id": 3, "user": {"a": 30, "b": "bobby"}},
+]
+
+
+@pytest.mark.parametrize("verify", [False, True])
+def test_a_column_that_is_a_table_reads_back_everywhere(verify):
+    region = bale.load(NESTED_TABLE_REGION, verify=verify)
+    root = region.root
+    assert type(root[2]["user"]) is bale.DictView
+    assert root[2]["user"]["b"] == "bobby" and list(root[0]["user"].items()) == [("a", 10), ("b", "ann")]
+    assert_same(NESTED_TABLE_VALUE, bale.thaw(root))
+    assert root == NESTED_TABLE_VALUE and NESTED_TABLE_VALUE == root
+    assert json.loads(bale.to_json(root)) == NESTED_TABLE_VALUE
+    assert [bale.thaw(u) for u in bale.column(root, "user")] == [r["user"] for r in NESTED_TABLE_VALUE]
+    assert_same(NESTED_TABLE_VALUE, bale.thaw(bale.compact(root).root))
+    assert bale.thaw(region.append(root[1]["user"]).root) == NESTED_TABLE_VALUE[1]["user"]
+
+
 def test_a_tuple_of_records_is_stored_row_by_row():
     records = tuple({"id": i, "tags": ["a"]} for i in range(8))
     region = bale.compact(records)
@@ -1106,7 +1139,12 @@ def _corpus_wide_strings():
     return bytes(region)
 
 
-CORPORA = {"table": _corpus_table, "grown": _corpus_grown, "wide_strings": _corpus_wide_strings}
+CORPORA = {
+    "table": _corpus_table,
+    "grown": _corpus_grown,
+    "wide_strings": _corpus_wide_strings,
+    "nested_table": lambda: NESTED_TABLE_REGION,
+}
 
 
 @pytest.mark.parametrize("corpus", sorted(CORPORA))

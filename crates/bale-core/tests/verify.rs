@@ -1649,6 +1649,51 @@ fn tables_with_bad_columns_are_refused() {
     refuse(&bytes, &["smallest width"]);
 }
 
+/// A table of three rows whose column "user" is itself a TABLE of three
+/// rows (FORMAT.md lets a column be any list-like value of as many items,
+/// a TABLE included; bale's writers make none yet). `inner_rows` is the
+/// inner table's row count.
+fn nested_table_region(inner_rows: u64) -> Vec<u8> {
+    let mut b = Builder::new();
+    let key = |b: &mut Builder, k: &str| (b.str_utf8(k), hash::hash_str_units(k.as_bytes()));
+    let (ka, ha) = key(&mut b, "a");
+    let (kb, hb) = key(&mut b, "b");
+    let inner_shape = b.shape(&[ka, kb], &[ha, hb]);
+    let a = b.num_list(false, &[10, 20, 30]);
+    let names = b.str_column(Width::Ascii, &[0, 3, 3, 8], b"annbobby");
+    let inner = b.table_object(inner_rows as usize, inner_shape, &[a, names]);
+    let (kid, hid) = key(&mut b, "id");
+    let (kuser, huser) = key(&mut b, "user");
+    let outer_shape = b.shape(&[kid, kuser], &[hid, huser]);
+    let ids = b.num_list(false, &[1, 2, 3]);
+    let table = b.table_object(3, outer_shape, &[ids, inner]);
+    let mut bytes = b.finish(table);
+    let sum = compute_checksum(&bytes);
+    bytes[OFF_CHECKSUM..OFF_CHECKSUM + 8].copy_from_slice(&sum.to_le_bytes());
+    bytes
+}
+
+#[test]
+fn a_column_that_is_a_table_reads_as_rows_of_dicts() {
+    let bytes = nested_table_region(3);
+    let region = Region::new_verified(&bytes).unwrap();
+    let r = region.reader;
+    let Value::Column(rows) = region.root().unwrap() else { panic!("a table reads as a column") };
+    let Value::Dict(row) = r.column_item(rows, 2).unwrap() else { panic!("rows are dicts") };
+    assert!(matches!(r.dict_value(row, 0).unwrap(), Value::Int(3)));
+    let Value::Dict(user) = r.dict_value(row, 1).unwrap() else { panic!("a row of the inner table") };
+    assert!(matches!(r.dict_value(user, 0).unwrap(), Value::Int(30)));
+    assert!(matches!(r.dict_value(user, 1).unwrap(), Value::Str(s) if s.units() == b"bobby"));
+    walk(&region, 1 << 20, true).unwrap();
+    // tests/unit/test_tables.py holds these bytes, read by the binding.
+    assert_eq!(bytes.len(), 280);
+}
+
+#[test]
+fn a_column_table_shorter_than_its_table_is_refused() {
+    refuse(&nested_table_region(2), &["column"]);
+}
+
 #[test]
 fn inline_string_slots_every_byte_checked() {
     for n in 0..=SSTR_MAX {
