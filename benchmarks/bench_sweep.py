@@ -21,7 +21,8 @@ The grid (every generator is seeded here, so every run makes the same data):
   smallest and the largest size of the mode (10k and 1M items in full
   mode; ``--max-items 3000000`` adds a 3M-item cell of each), nested
   records at 10k and a quarter of the largest (250k);
-- every file of ``../shared/data/json`` (json.load; ndjson one value a line).
+- every file of ``../shared/data/json`` (json.load; ndjson one value a line),
+  and twitter.json's user objects as wide records (39 scalar fields).
 
 "Items" are the top-level elements: records, strings, list elements, tree
 leaves, deep chains' lists. Measures, per cell, each against its baselines
@@ -53,6 +54,7 @@ colour: ratio / target).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import gc
 import json
@@ -285,6 +287,17 @@ def read_corpus(path: str):
         return json.load(f)
 
 
+def corpus_users(path: str, copies: int = 50) -> list[dict]:
+    """The user objects of twitter.json's statuses, their scalar fields, as records: those of
+    its most common key sequence (86 of 100; the others lack a key, so a list holding both
+    is written row by row), ``copies`` times over, parsed again so that no object repeats.
+    Wide records (39 fields, 30 of them strings) of data we did not design."""
+    users = [{k: v for k, v in s["user"].items() if not isinstance(v, (dict, list))}
+             for s in read_corpus(path)["statuses"]]
+    common = collections.Counter(tuple(u) for u in users).most_common(1)[0][0]
+    return json.loads(json.dumps([u for u in users if tuple(u) == common] * copies))
+
+
 # --- the grid --------------------------------------------------------------------------
 
 
@@ -361,6 +374,9 @@ def grid(mode: str, max_items: int | None) -> list[Shape]:
                 path = os.path.join(JSON_DIR, name)
                 s.append(Shape(f"corpus {name}", "corpora", kinds.get(name, "other"), 0,
                                lambda path=path: read_corpus(path)))
+                if name == "twitter.json":
+                    s.append(Shape("corpus twitter.json: its users as records (39 fields) x50", "corpora",
+                                   "flat records", 0, lambda path=path: corpus_users(path), "records"))
     return s
 
 

@@ -101,6 +101,37 @@ def test_scalar_columns_of_every_kind():
     round_trip(records, table=True)
 
 
+def flag_records(n=600):
+    """Columns of None, True, False and ints that fit a slot (gathered as their slots), and
+    ones that turn from that to something else, or from ints to that, at rows past a block."""
+    return [
+        {
+            "flag": i % 3 == 0,
+            "opt": None if i % 4 else i,
+            "count_then_none": None if i == 300 else i,
+            "big_then_none": 2**62 if i == 5 else None if i == 400 else i,
+            "none_then_big": -(2**62) - 1 if i == 299 else None,
+            "none_then_str": "seen" if i == 257 else None,
+            "none_then_float": 0.5 if i == 599 else None,
+            "bool_then_int": 1 if i == 13 else True,
+            "bool_lists": [None, True, False][: i % 4],
+            "int_lists_then_none": [i, -i] + ([None] if i == 450 else []),
+            "flag_lists_then_str": [False] * (i % 3) + (["s"] if i == 520 else []),
+        }
+        for i in range(n)
+    ]
+
+
+def test_columns_of_flags_and_optional_ints():
+    records = flag_records()
+    region = round_trip(records, table=True)
+    assert type(region.root[13]["bool_then_int"]) is int and type(region.root[12]["bool_then_int"]) is bool
+    assert region.root[0]["flag"] is True and region.root[1]["flag"] is False
+    assert region.root[5]["big_then_none"] == 2**62 and region.root[299]["none_then_big"] == -(2**62) - 1
+    text = json.dumps(records)
+    assert bytes(bale.compact_json(text)) == bytes(bale.compact(json.loads(text)))
+
+
 def test_mixed_type_scalar_columns_keep_every_type():
     records = [
         {"mixed": [1, "a", 2.5, None, True, False, 10**30, -0.0, "long string here!"][i % 9],
@@ -215,6 +246,48 @@ def test_columns_that_turn_mixed_late_keep_every_cell():
         }
         for i in range(3000)
     ]
+    round_trip(records, table=True)
+
+
+# A table's rows are gathered a block at a time (`block_rows` in
+# tables.rs: 12 rows of 40 keys, 256 of 2): the block's values are read row
+# by row, then each column takes its cells of the block. A row that is no
+# record of the table, or a column turning mixed, may fall anywhere in a
+# block, on its first or last row or in a later block.
+WIDE_KEYS = [f"k{j}" for j in range(40)]
+BLOCK_EDGES = [0, 1, 7, 8, 11, 12, 13, 23, 24, 25, 255, 256, 257, 299]
+
+
+def wide_records(n=300):
+    return [
+        {key: (f"{key}-{i}-" + "x" * (j % 50) if j % 4 else i * j if j % 8 else [i, j][: i % 3]) for j, key in enumerate(WIDE_KEYS)}
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize("at", BLOCK_EDGES)
+@pytest.mark.parametrize("breaks", ["renamed key", "not a dict", "no cell", "one key more"])
+def test_a_row_that_is_no_record_anywhere_in_a_block_gives_rows(at, breaks):
+    records = wide_records()
+    row = records[at]
+    if breaks == "renamed key":
+        records[at] = {("other" if key == "k39" else key): value for key, value in row.items()}
+    elif breaks == "not a dict":
+        records[at] = [*row.values()]
+    elif breaks == "no cell":
+        records[at] = dict(row, k20={"nested": 1})
+    else:
+        records[at] = dict(row, extra=1)
+    round_trip(records, table=False)
+    narrow = [{"a": i, "b": f"s{i}"} for i in range(300)]
+    narrow[at] = dict(narrow[at], b={1, 2}) if breaks == "no cell" else {"a": at}
+    round_trip(narrow, table=False)
+
+
+@pytest.mark.parametrize("at", BLOCK_EDGES)
+def test_columns_turning_mixed_at_a_block_edge_keep_every_cell(at):
+    records = wide_records()
+    records[at] = dict(records[at], k1=None, k8=2.5, k0=[1, "two"], k4=f"s{at}", k3=[f"t{at}"])
     round_trip(records, table=True)
 
 

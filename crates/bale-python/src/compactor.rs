@@ -165,9 +165,10 @@ pub struct Compactor<'py> {
     /// of shared strings that must grow grows towards room for them
     /// (`Note [Prefetched places of shared strings]`).
     pub(crate) strings_ahead: usize,
-    /// A table's keys and ring of values, kept for the next (`Compactor::table`).
+    /// A table's keys and a block of its rows' values, kept for the next
+    /// (`Compactor::table`).
     pub(crate) table_keys: Vec<*mut PyObject>,
-    pub(crate) table_ring: Vec<*mut PyObject>,
+    pub(crate) table_block: Vec<*mut PyObject>,
     /// Shapes written, by their dicts' key pointers: each cached key
     /// sequence sits in `shape_keys`, one after another, and `shapes` maps
     /// its hash to where it is and its slot. (A map of boxed slices
@@ -299,7 +300,7 @@ impl<'py> Compactor<'py> {
             strings: crate::spare_buffer::take_string_map(),
             strings_ahead: 0,
             table_keys: Vec::new(),
-            table_ring: Vec::new(),
+            table_block: Vec::new(),
             shapes: FxHashMap::default(),
             shape_keys: Vec::new(),
             key_table: KeyTable::default(),
@@ -623,7 +624,7 @@ impl<'py> Compactor<'py> {
     /// False), written as `visit` writes it (`visit` calls this); `None`
     /// for anything else.
     #[inline(always)]
-    unsafe fn leaf_slot(&mut self, obj: *mut PyObject) -> PyResult<Option<u64>> {
+    pub(crate) unsafe fn leaf_slot(&mut self, obj: *mut PyObject) -> PyResult<Option<u64>> {
         let tp = ffi::Py_TYPE(obj);
         if tp == addr_of_mut!(ffi::PyUnicode_Type) {
             return Ok(Some(self.str_slot(obj)));

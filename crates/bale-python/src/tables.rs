@@ -11,11 +11,11 @@
 
 use std::ptr::addr_of_mut;
 
-use bale_core::format::{Width, SLOT_EMPTY_LIST};
+use bale_core::format::{make_int_slot, Width, SLOT_EMPTY_LIST, SLOT_FALSE, SLOT_NONE, SLOT_TRUE};
 use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 
-use crate::compactor::{prefetch, Compactor, SHARED_STR_AHEAD};
+use crate::compactor::{prefetch, Compactor, PREFETCH_AHEAD, SHARED_STR_AHEAD};
 use crate::ffi::pydict;
 use crate::ffi::pylist;
 use crate::ffi::pylong::int_value;
@@ -48,6 +48,10 @@ enum Run {
         units: usize,
         as_slots: usize,
     },
+    /// None, True, False among ints that fit a slot (flags, optional
+    /// counts): their slots, which hold them whole, as the general path
+    /// writes them. Written at once, without reading the cells again.
+    Slots(Vec<u64>),
     /// Anything else: written as slots.
     Mixed,
 }
@@ -98,6 +102,7 @@ impl Run {
             }
             match (self, v) {
                 (Run::Ints(words), Some(v)) => words.push(v as u64),
+                (Run::Slots(slots), Some(v)) if make_int_slot(v).is_some() => slots.extend(make_int_slot(v)),
                 (Run::Mixed, _) => {}
                 (run, _) => *run = Run::Mixed,
             }
@@ -114,28 +119,53 @@ impl Run {
             }
             return true;
         }
-        if obj == ffi::Py_None() || obj == ffi::Py_True() || obj == ffi::Py_False() {
-            *self = Run::Mixed;
-            return true;
+        let slot = if obj == ffi::Py_None() {
+            SLOT_NONE
+        } else if obj == ffi::Py_True() {
+            SLOT_TRUE
+        } else if obj == ffi::Py_False() {
+            SLOT_FALSE
+        } else {
+            return false;
+        };
+        match self {
+            Run::Empty => *self = Run::Slots(Vec::with_capacity(hint)),
+            Run::Ints(words) => {
+                let slots: Option<Vec<u64>> = words.iter().map(|&v| make_int_slot(v as i64)).collect();
+                *self = slots.map_or(Run::Mixed, Run::Slots);
+            }
+            _ => {}
         }
-        false
+        match self {
+            Run::Slots(slots) => slots.push(slot),
+            _ => *self = Run::Mixed,
+        }
+        true
     }
 }
 
-/// Appends a string's units; those of 16 to 32 bytes (URLs, ids) with two
-/// 16-byte copies that may overlap, rather than a call to memcpy.
+/// Appends a string's units; those of 4 to 32 bytes (codes, ids, URLs)
+/// with two copies of a power of two bytes that may overlap, rather than a
+/// call to memcpy.
 #[inline(always)]
 unsafe fn append_units(units: &mut Vec<u8>, u: &[u8]) {
     let n = u.len();
-    if !(16..=32).contains(&n) {
+    if !(4..=32).contains(&n) {
         units.extend_from_slice(u);
         return;
     }
     units.reserve(n);
     let dst = units.as_mut_ptr().add(units.len());
     let src = u.as_ptr();
-    std::ptr::copy_nonoverlapping(src, dst, 16);
-    std::ptr::copy_nonoverlapping(src.add(n - 16), dst.add(n - 16), 16);
+    let half = if n >= 16 {
+        16
+    } else if n >= 8 {
+        8
+    } else {
+        4
+    };
+    std::ptr::copy_nonoverlapping(src, dst, half);
+    std::ptr::copy_nonoverlapping(src.add(n - half), dst.add(n - half), half);
     units.set_len(units.len() + n);
 }
 
@@ -238,16 +268,33 @@ struct Gather {
     hint: usize,
 }
 
-/// Rows whose values are read ahead of the row being gathered, in stages:
-/// the dict, its entries, its values, the item arrays of list values,
-/// their first items.
+/// Rows whose dict and entries are loaded ahead of the row being read.
 const DICT_AHEAD: usize = 16;
 const ENTRIES_AHEAD: usize = 12;
-const VALUES_AHEAD: usize = 8;
-const ITEM_ARRAYS_AHEAD: usize = 5;
-const ITEMS_AHEAD: usize = 3;
-/// Rows of values held (a power of two above `VALUES_AHEAD`).
-const RING: usize = 16;
+/// Rows whose (key, value) pairs are loaded ahead, all their lines: a
+/// record of 40 keys has them on 10 lines (a miss on each, 7% of
+/// gathering a table of 40 columns of booleans).
+const PAIRS_AHEAD: usize = 6;
+/// Rows (of a block's column) whose list cells' item arrays, then first
+/// items, are loaded ahead of the cell being gathered.
+const ITEM_ARRAYS_AHEAD: usize = 4;
+const ITEMS_AHEAD: usize = 2;
+
+/// The values a block of rows holds at most (`block_rows`).
+const BLOCK_VALUES: usize = 512;
+
+/// The rows gathered at once by a table of `k` keys. Their values are read
+/// row by row, then each column gathers its cells of the block in turn, so
+/// that its writes (units, offsets, cells) go to one stream at a time. Cell
+/// by cell across the row, as before, a table of 40 string columns wrote
+/// to 80 streams at once: each cell waited on a store to a line not in
+/// cache (40 columns of 60-character strings: 11 ms against the row path's
+/// 3). The block's values, loaded while its rows were read, stay in cache
+/// until its columns are done: `BLOCK_VALUES` objects, 128 KiB of their
+/// first lines.
+fn block_rows(k: usize) -> usize {
+    (BLOCK_VALUES / k).clamp(8, 256)
+}
 
 impl Gather {
     fn new(rows: usize) -> Gather {
@@ -367,7 +414,7 @@ impl Gather {
                 return false;
             }
         }
-        let numbers = matches!(self.run, Run::Ints(_) | Run::Floats(_));
+        let numbers = matches!(self.run, Run::Ints(_) | Run::Floats(_) | Run::Slots(_));
         if !self.keep_cells && (self.mixed || !(self.lists || numbers)) {
             self.keep_cells = true;
             self.cells.reserve_exact(self.rows);
@@ -505,82 +552,97 @@ impl<'py> Compactor<'py> {
         if !pydict::items(first).all(|(key, _)| key_runs_no_python(key)) {
             return Ok(None);
         }
-        // The keys and the ring of the last table, reused: most tables of
-        // nested records are small (citm: 1,270 lists of 2-9 dicts), and
-        // each allocation and free was a share of their cost. A table
-        // nested in a column takes them empty and makes its own.
+        // The keys and the block of values of the last table, reused: most
+        // tables of nested records are small (citm: 1,270 lists of 2-9
+        // dicts), and each allocation and free was a share of their cost. A
+        // table nested in a column takes them empty and makes its own.
         let mut keys = std::mem::take(&mut self.table_keys);
-        let mut ring = std::mem::take(&mut self.table_ring);
+        let mut values_of_block = std::mem::take(&mut self.table_block);
         keys.clear();
         keys.extend(pydict::items(first).map(|(key, _)| key));
-        ring.clear();
-        ring.resize(RING * k, std::ptr::null_mut());
-        let out = self.table_of(rows, n, &keys, &mut ring);
+        values_of_block.clear();
+        values_of_block.resize(block_rows(k).min(n) * k, std::ptr::null_mut());
+        let out = self.table_of(rows, n, &keys, &mut values_of_block);
         self.table_keys = keys;
-        self.table_ring = ring;
+        self.table_block = values_of_block;
         out
     }
 
     /// `table` once its keys are known (`keys`, the first row's), with room
-    /// for `RING` rows of values (`ring`).
+    /// for the values of a block of rows (`values_of_block`, `block_rows`).
     unsafe fn table_of(
         &mut self,
         rows: *mut *mut PyObject,
         n: usize,
         keys: &[*mut PyObject],
-        ring: &mut [*mut PyObject],
+        values_of_block: &mut [*mut PyObject],
     ) -> PyResult<Option<u64>> {
         let k = keys.len();
         let dict_type = addr_of_mut!(ffi::PyDict_Type);
-        // One pass over the rows, each column gathering its cell of a row
-        // while the values of the rows ahead are being fetched.
         let mut columns: Vec<Gather> = (0..k).map(|_| Gather::new(n)).collect();
         let list_type = addr_of_mut!(ffi::PyList_Type);
-        for i in 0..VALUES_AHEAD.min(n) {
-            if !read_row(*rows.add(i), keys, &mut ring[i * k..(i + 1) * k]) {
-                return Ok(None);
-            }
-        }
-        for i in 0..n {
-            if i + DICT_AHEAD < n {
-                prefetch(*rows.add(i + DICT_AHEAD));
-            }
-            if i + ENTRIES_AHEAD < n {
-                let row = *rows.add(i + ENTRIES_AHEAD);
-                if ffi::Py_TYPE(row) == dict_type {
-                    pydict::prefetch_entries(row);
+        let block_len = values_of_block.len() / k;
+        let mut start = 0;
+        while start < n {
+            let end = (start + block_len).min(n);
+            // The block's rows, one after the other (the order their
+            // objects were most likely made in): their values, loaded.
+            for i in start..end {
+                if i + DICT_AHEAD < n {
+                    prefetch(*rows.add(i + DICT_AHEAD));
                 }
-            }
-            if i + VALUES_AHEAD < n {
-                let at = (i + VALUES_AHEAD) % RING * k;
-                let values = &mut ring[at..at + k];
-                if !read_row(*rows.add(i + VALUES_AHEAD), keys, values) {
+                if i + ENTRIES_AHEAD < n {
+                    let row = *rows.add(i + ENTRIES_AHEAD);
+                    if ffi::Py_TYPE(row) == dict_type {
+                        pydict::prefetch_entries(row);
+                    }
+                }
+                if i + PAIRS_AHEAD < n {
+                    let row = *rows.add(i + PAIRS_AHEAD);
+                    if ffi::Py_TYPE(row) == dict_type {
+                        pydict::prefetch_pairs(row, k);
+                    }
+                }
+                let values = &mut values_of_block[(i - start) * k..(i - start + 1) * k];
+                if !read_row(*rows.add(i), keys, values) {
                     return Ok(None);
                 }
-                values.iter().for_each(|&v| prefetch(v));
+                // And their second lines: a string's state and units
+                // straddle the first line's end in most of CPython's size
+                // classes (40 columns of 60-character strings: 10.5 to
+                // 7.7 ms).
+                values.iter().for_each(|&v| {
+                    prefetch(v);
+                    prefetch((v as *mut u8).wrapping_add(64) as *mut PyObject);
+                });
             }
-            if i + ITEM_ARRAYS_AHEAD < n {
-                let at = (i + ITEM_ARRAYS_AHEAD) % RING * k;
-                for &v in &ring[at..at + k] {
-                    if ffi::Py_TYPE(v) == list_type {
-                        prefetch(pylist::items_ptr(v) as *mut PyObject);
-                    }
-                }
-            }
-            if i + ITEMS_AHEAD < n {
-                let at = (i + ITEMS_AHEAD) % RING * k;
-                for &v in &ring[at..at + k] {
-                    if ffi::Py_TYPE(v) == list_type {
-                        pylist::items(v).iter().take(4).for_each(|&item| prefetch(item));
-                    }
-                }
-            }
-            let at = i % RING * k;
+            // Then each column gathers its cells of the block.
+            let held = &values_of_block[..(end - start) * k];
             for (j, column) in columns.iter_mut().enumerate() {
-                if !column.add(ring[at + j], i, rows, j) {
-                    return Ok(None);
+                let cell = |i: usize| held[(i - start) * k + j];
+                for i in start..end {
+                    // (Only a column whose first cell was a list holds
+                    // lists: another is mixed if it has any, written as
+                    // slots.)
+                    let lists = column.lists;
+                    if lists && i + ITEM_ARRAYS_AHEAD < end {
+                        let v = cell(i + ITEM_ARRAYS_AHEAD);
+                        if ffi::Py_TYPE(v) == list_type {
+                            prefetch(pylist::items_ptr(v) as *mut PyObject);
+                        }
+                    }
+                    if lists && i + ITEMS_AHEAD < end {
+                        let v = cell(i + ITEMS_AHEAD);
+                        if ffi::Py_TYPE(v) == list_type {
+                            pylist::items(v).iter().take(4).for_each(|&item| prefetch(item));
+                        }
+                    }
+                    if !column.add(cell(i), i, rows, j) {
+                        return Ok(None);
+                    }
                 }
             }
+            start = end;
         }
         // The shape comes from the first row's keys, as for a dict.
         let items = self.items.len();
@@ -645,6 +707,7 @@ impl<'py> Compactor<'py> {
         match std::mem::replace(&mut g.run, Run::Mixed) {
             Run::Ints(words) => Ok(self.builder.num_list(false, &words)),
             Run::Floats(words) => Ok(self.builder.num_list(true, &words)),
+            Run::Slots(slots) => Ok(self.builder.seq(false, &slots)),
             Run::Strs { width, units, offsets, as_slots } if str_column_is_smaller(count, units.len(), as_slots) => {
                 let column = self.builder.str_column(width, &offsets, &units);
                 crate::spare_buffer::give_scratch(units);
@@ -706,7 +769,11 @@ impl<'py> Compactor<'py> {
     /// Cells as a list of slots (lists of scalars as lists).
     unsafe fn slot_column(&mut self, values: &[*mut PyObject]) -> PyResult<u64> {
         let mut slots = Vec::with_capacity(values.len());
-        for &v in values {
+        for (i, &v) in values.iter().enumerate() {
+            // The cells were read while gathered, rows ago: out of cache.
+            if let Some(&ahead) = values.get(i + PREFETCH_AHEAD) {
+                prefetch(ahead);
+            }
             let slot = if ffi::Py_TYPE(v) == addr_of_mut!(ffi::PyList_Type) {
                 let len = pylist::len(v);
                 let items = pylist::items_ptr(v);
@@ -731,6 +798,13 @@ impl<'py> Compactor<'py> {
     /// A scalar's slot, written as anywhere else.
     #[inline]
     unsafe fn scalar_slot(&mut self, v: *mut PyObject) -> PyResult<u64> {
+        // `visit` tries containers first and, sharing on, looks every
+        // scalar up by address.
+        if !self.walk.shares() {
+            if let Some(slot) = self.leaf_slot(v)? {
+                return Ok(slot);
+            }
+        }
         Ok(self.visit(v)?.expect("a scalar has a slot"))
     }
 }

@@ -111,6 +111,32 @@ pub unsafe fn prefetch_entries(dict: *mut PyObject) {
     let _ = dict;
 }
 
+/// Fetches the lines of the (key, value) pairs of an exact dict of `len`
+/// items read by `pairs`, once its keys object's header is in cache
+/// (`prefetch_entries`), a few rows ahead.
+#[inline(always)]
+pub unsafe fn prefetch_pairs(dict: *mut PyObject, len: usize) {
+    #[cfg(all(Py_3_11, not(any(Py_3_15, PyPy, Py_LIMITED_API, Py_GIL_DISABLED))))]
+    {
+        if !LAYOUT_CHECKED.load(Ordering::Relaxed) {
+            return;
+        }
+        let keys = (*(dict as *mut ffi::PyDictObject)).ma_keys as *const u8;
+        // A prefetch never faults: an address past a table of another
+        // layout only costs a wasted load.
+        let entries = keys.wrapping_add(INDICES + (1usize << (*keys.add(LOG2_INDEX_BYTES) & 63)));
+        let end = entries.wrapping_add(len * std::mem::size_of::<[*mut PyObject; 2]>());
+        let mut line = entries;
+        while line < end {
+            prefetch(line as *mut PyObject);
+            line = line.wrapping_add(64);
+        }
+        prefetch(end.wrapping_sub(1) as *mut PyObject);
+    }
+    #[cfg(not(all(Py_3_11, not(any(Py_3_15, PyPy, Py_LIMITED_API, Py_GIL_DISABLED)))))]
+    let _ = (dict, len);
+}
+
 /// Turns `pairs` on when it agrees with `PyDict_Next` on dicts whose hash
 /// index takes 1 and 2 bytes per slot.
 pub fn check_layout(py: Python<'_>) -> PyResult<()> {
