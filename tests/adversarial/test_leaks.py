@@ -73,6 +73,12 @@ def _setup():
     # A region naming a class this process does not have (ThawError).
     rec_bytes = bytes(bale.compact([LeakRecord(1)]))
     s["unknown_class"] = bale.load(rec_bytes.replace(b"LeakRecord", b"LeakRecorX"))
+    # The same, in the sixth of eight values of dicts of one shape: thaw
+    # fails with each dict made from its shape's dict of keys to None.
+    wide = bytes(bale.compact([{f"w{j}": (LeakRecord(j) if j == 5 else j) for j in range(8)}] * 2))
+    s["unknown_class_wide"] = bale.load(wide.replace(b"LeakRecord", b"LeakRecorX"))
+    # Rows of 8 keys (more than a new dict holds): thawed from that dict of keys.
+    s["wide_table"] = bale.compact([{f"c{j}": f"{i}-{j}" if j % 2 else i * j for j in range(8)} for i in range(12)])
     me = []
     me.append(me)
     s["cycle"] = me
@@ -170,6 +176,7 @@ OPS = {
     # Reading views
     "thaw": lambda: bale.thaw(ROOT),
     "thaw (short mixed sequences)": lambda: bale.thaw(S["mixed_seqs"]),
+    "thaw (table of 8 columns)": lambda: bale.thaw(S["wide_table"].root),
     "repr": lambda: repr(ROOT),
     "to_json": lambda: bale.to_json(ROOT["table"]),
     "== (view, native)": lambda: ROOT["list"] == S["value"]["list"] and ROOT == S["value"],
@@ -220,6 +227,9 @@ OPS = {
     "ValueError: to_json of a set": lambda: _raises(lambda: bale.to_json(ROOT["set"]), ValueError),
     "ValueError: to_json of NaN": lambda: _raises(lambda: bale.to_json(ROOT["nan"]), ValueError),
     "ThawError: unknown class": lambda: _raises(lambda: bale.thaw(S["unknown_class"].root), bale.ThawError),
+    "ThawError: unknown class in a dict of 8 keys": lambda: _raises(
+        lambda: bale.thaw(S["unknown_class_wide"].root), bale.ThawError
+    ),
     "RecursionError: repr of a deep list": lambda: _raises(lambda: repr(S["deep list"].root), RecursionError),
     "RecursionError: repr of a deep tuple": lambda: _raises(lambda: repr(S["deep tuple"].root), RecursionError),
     "RecursionError: repr of a deep dict": lambda: _raises(lambda: repr(S["deep dict"].root), RecursionError),

@@ -750,6 +750,24 @@ def test_rows_and_cells_are_unhashable_and_read_only(table):
         region.root[0] = {}
 
 
+def test_thawed_rows_of_many_keys_are_independent_dicts():
+    # Rows of more keys than a new dict holds are made as copies of one dict
+    # of the keys (thawing.rs, `new_dict`), in tables and row by row alike.
+    records = [{f"k{j}": (None if (i + j) % 5 == 0 else f"{i}.{j}") for j in range(12)} for i in range(30)]
+    for region in (bale.compact(records), bale.compact(records + [0])):
+        for _ in range(2):
+            got = bale.thaw(region.root)[:30]
+            assert got == records and [list(r) for r in got] == [list(r) for r in records]
+            got[0]["k1"] = "changed"
+            del got[0]["k2"]
+            got[0]["new"] = 1
+            assert got[1] == records[1] and got[2] == records[2]
+            assert bale.thaw(region.root[3]) == records[3]
+            # One key object per key name, shared by every row.
+            assert all(next(iter(got[i])) is next(iter(got[1])) for i in range(30))
+        assert bale.thaw(region.root)[:30] == records
+
+
 def test_views_outlive_the_region_handle():
     records = [{"id": i, "tags": [f"tag number {i}"] * 2, "nums": [i, i + 1]} for i in range(10)]
     region = bale.compact(records)

@@ -49,6 +49,9 @@ struct Thaw<'a, 'py> {
     budget: usize,
     /// Key objects of each shape, made once and shared by its dicts.
     shape_keys: FxHashMap<usize, usize>,
+    /// Per key run (where `keys_of` put it), a dict of those keys to None
+    /// that rows of more than `NEW_DICT_ROOM` keys start as (`new_dict`).
+    templates: FxHashMap<usize, *mut PyObject>,
     keys: Vec<*mut PyObject>,
     /// In regions with the SHARED flag: the object made for each container,
     /// so a container referenced twice is made once (and shared, as stored).
@@ -77,6 +80,12 @@ struct Thaw<'a, 'py> {
 }
 
 /// Lists and tuples up to this length have their leading scalars made at once (`fill_scalars`).
+/// The keys a dict made by `PyDict_New` holds before it grows (8 places,
+/// two thirds usable).
+const NEW_DICT_ROOM: usize = 5;
+/// Rows of a table whose values are loaded ahead of the row being made.
+const ROW_VALUES_AHEAD: usize = 4;
+
 const LEAF_SEQ_MAX: usize = 4;
 
 /// Records nested deeper than this are refused by `thaw` (views read them at any depth).
@@ -290,7 +299,7 @@ impl Drop for StrMemo {
 
 impl Drop for Thaw<'_, '_> {
     fn drop(&mut self) {
-        for &k in &self.keys {
+        for &k in self.keys.iter().chain(self.templates.values()) {
             unsafe { ffi::Py_DecRef(k) };
         }
         if let Some(memo) = &self.memo {
@@ -403,6 +412,7 @@ fn thaw_within(
         r: region.reader(),
         budget,
         shape_keys: FxHashMap::default(),
+        templates: FxHashMap::default(),
         keys: Vec::new(),
         memo,
         strs: StrMemo::new(),
@@ -737,7 +747,9 @@ impl<'a, 'py> Thaw<'a, 'py> {
     unsafe fn make_dict(&mut self, dict: Dict) -> PyResult<*mut PyObject> {
         let keys = self.keys_of(dict)?;
         let obj = if dict.class == bale_core::dict_class::PLAIN {
-            owned(self.py, ffi::PyDict_New())?.into_ptr()
+            // (An ID_DICT holds some of its key table's keys: its own order.)
+            let len = if dict.ids == 0 && dict.len == dict.shape.len { dict.len } else { 0 };
+            self.new_dict(keys, len)?
         } else {
             crate::typed::new_dict_of_class(self.py, dict.class)?
         };
@@ -900,13 +912,28 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     }
                     columns.push(self.run(col)?);
                 }
+                // A column list held only here hands its items over: each is
+                // let go of while in cache, not again, cold, when the list is
+                // freed. (One the memo of containers holds is left whole.)
+                let hand_over: Vec<bool> = columns.iter().map(|col| ffi::Py_REFCNT(col.as_ptr()) == 1).collect();
                 for i in 0..c.len {
                     self.spend()?;
-                    let d = owned(py, ffi::PyDict_New())?;
+                    // The values were made a whole column ago: loaded ahead.
+                    if i + ROW_VALUES_AHEAD < c.len {
+                        for col in &columns {
+                            let ahead = crate::ffi::pylist::item(col.as_ptr(), c.first + i + ROW_VALUES_AHEAD);
+                            crate::compactor::prefetch(ahead);
+                        }
+                    }
+                    let d = owned(py, self.new_dict(keys, shape.len)?)?;
                     for (j, col) in columns.iter().enumerate() {
                         let v = crate::ffi::pylist::item(col.as_ptr(), c.first + i);
                         if ffi::PyDict_SetItem(d.as_ptr(), self.keys[keys + j], v) != 0 {
                             return Err(PyErr::fetch(py));
+                        }
+                        if hand_over[j] {
+                            ffi::PyList_SET_ITEM(col.as_ptr(), (c.first + i) as ffi::Py_ssize_t, std::ptr::null_mut());
+                            ffi::Py_DecRef(v);
                         }
                     }
                     ffi::PyList_SET_ITEM(list, i as ffi::Py_ssize_t, d.into_ptr());
@@ -1008,6 +1035,34 @@ impl<'a, 'py> Thaw<'a, 'py> {
         }
         self.shape_keys.insert(dict.shape.start, at);
         Ok(at)
+    }
+
+    /// A new plain dict for the `len` keys `keys_of` put at `keys`: empty,
+    /// or with more keys than `PyDict_New` has room for, a copy of a dict of
+    /// those keys to None, whose values the caller replaces. Its table is
+    /// then made at its final size, at once (`PyDict_Copy` copies it whole),
+    /// rather than grown three times for 39 keys: `free_keys_object` was a
+    /// fifth of thawing a table of such records. Keys that are equal
+    /// collapse into one either way, as `PyDict_SetItem` makes them.
+    unsafe fn new_dict(&mut self, keys: usize, len: usize) -> PyResult<*mut PyObject> {
+        if len <= NEW_DICT_ROOM {
+            return Ok(owned(self.py, ffi::PyDict_New())?.into_ptr());
+        }
+        let template = match self.templates.get(&keys) {
+            Some(&t) => t,
+            None => {
+                let t = owned(self.py, ffi::PyDict_New())?;
+                for &key in &self.keys[keys..keys + len] {
+                    if ffi::PyDict_SetItem(t.as_ptr(), key, ffi::Py_None()) != 0 {
+                        return Err(PyErr::fetch(self.py));
+                    }
+                }
+                let t = t.into_ptr();
+                self.templates.insert(keys, t);
+                t
+            }
+        };
+        Ok(owned(self.py, ffi::PyDict_Copy(template))?.into_ptr())
     }
 
     /// Key `i` of `dict`'s shape, a new reference. A key string this thaw
