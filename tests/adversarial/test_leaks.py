@@ -30,7 +30,7 @@ import pytest
 import bale
 
 ITERATIONS = 20_000
-SLOW_ITERATIONS = 2_000  # operations that touch the file system
+SLOW_ITERATIONS = 2_000  # operations that touch the file system, or make thousands of objects
 WARMUP = 1_000
 LIMIT = 50  # blocks, over a whole loop: far below one block per call
 
@@ -73,12 +73,16 @@ def _setup():
     # A region naming a class this process does not have (ThawError).
     rec_bytes = bytes(bale.compact([LeakRecord(1)]))
     s["unknown_class"] = bale.load(rec_bytes.replace(b"LeakRecord", b"LeakRecorX"))
-    # The same, in the sixth of eight values of dicts of one shape: thaw
-    # fails with each dict made from its shape's dict of keys to None.
-    wide = bytes(bale.compact([{f"w{j}": (LeakRecord(j) if j == 5 else j) for j in range(8)}] * 2))
-    s["unknown_class_wide"] = bale.load(wide.replace(b"LeakRecord", b"LeakRecorX"))
-    # Rows of 8 keys (more than a new dict holds): thawed from that dict of keys.
-    s["wide_table"] = bale.compact([{f"c{j}": f"{i}-{j}" if j % 2 else i * j for j in range(8)} for i in range(12)])
+    # The same, in the sixth of twelve values of the last of twelve dicts of
+    # one shape: thaw fails in a dict made as a copy of its shape's dict of
+    # keys to None (thawing.rs, `new_dict`: past 10 keys and 8 dicts).
+    # (One key object per name, as json.loads makes them: one shape.)
+    keys = [f"w{j}" for j in range(12)]
+    wide = [{key: (LeakRecord(j) if (i, j) == (11, 5) else j) for j, key in enumerate(keys)} for i in range(12)]
+    s["unknown_class_wide"] = bale.load(bytes(bale.compact(wide)).replace(b"LeakRecord", b"LeakRecorX"))
+    # A table of 1,100 rows of 12 keys (large: thawing.rs, `LARGE_TABLE_ROWS`):
+    # rows made from that dict of keys, values handed over by the column lists.
+    s["wide_table"] = bale.compact([{f"c{j}": f"{i}-{j}" if j % 2 else i * j for j in range(12)} for i in range(1100)])
     me = []
     me.append(me)
     s["cycle"] = me
@@ -176,7 +180,6 @@ OPS = {
     # Reading views
     "thaw": lambda: bale.thaw(ROOT),
     "thaw (short mixed sequences)": lambda: bale.thaw(S["mixed_seqs"]),
-    "thaw (table of 8 columns)": lambda: bale.thaw(S["wide_table"].root),
     "repr": lambda: repr(ROOT),
     "to_json": lambda: bale.to_json(ROOT["table"]),
     "== (view, native)": lambda: ROOT["list"] == S["value"]["list"] and ROOT == S["value"],
@@ -227,7 +230,7 @@ OPS = {
     "ValueError: to_json of a set": lambda: _raises(lambda: bale.to_json(ROOT["set"]), ValueError),
     "ValueError: to_json of NaN": lambda: _raises(lambda: bale.to_json(ROOT["nan"]), ValueError),
     "ThawError: unknown class": lambda: _raises(lambda: bale.thaw(S["unknown_class"].root), bale.ThawError),
-    "ThawError: unknown class in a dict of 8 keys": lambda: _raises(
+    "ThawError: unknown class in a dict of 12 keys": lambda: _raises(
         lambda: bale.thaw(S["unknown_class_wide"].root), bale.ThawError
     ),
     "RecursionError: repr of a deep list": lambda: _raises(lambda: repr(S["deep list"].root), RecursionError),
@@ -236,6 +239,7 @@ OPS = {
 }
 
 SLOW_OPS = {
+    "thaw (table of 1,100 rows of 12 columns)": lambda: bale.thaw(S["wide_table"].root),
     "Region.save": lambda: R.save(S["tmp"] / "save.bale"),
     "open": lambda: bale.open(S["path"]),
     "open verify=True": lambda: bale.open(S["path"], verify=True),

@@ -51,7 +51,8 @@ struct Thaw<'a, 'py> {
     shape_keys: FxHashMap<usize, usize>,
     /// Per key run (where `keys_of` put it), a dict of those keys to None
     /// that rows of more than `NEW_DICT_ROOM` keys start as (`new_dict`).
-    templates: FxHashMap<usize, *mut PyObject>,
+    /// (With the number of dicts of the run made before it, while none.)
+    templates: FxHashMap<usize, (usize, *mut PyObject)>,
     keys: Vec<*mut PyObject>,
     /// In regions with the SHARED flag: the object made for each container,
     /// so a container referenced twice is made once (and shared, as stored).
@@ -80,11 +81,17 @@ struct Thaw<'a, 'py> {
 }
 
 /// Lists and tuples up to this length have their leading scalars made at once (`fill_scalars`).
-/// The keys a dict made by `PyDict_New` holds before it grows (8 places,
-/// two thirds usable).
-const NEW_DICT_ROOM: usize = 5;
-/// Rows of a table whose values are loaded ahead of the row being made.
+/// Dicts of more keys than this are made as copies of a dict of their keys
+/// (`Thaw::new_dict`). `PyDict_New` has room for 5 and grows at the 6th
+/// and 11th key; a copy saving one growth cost more than the growth
+/// (github's events, 6-9 keys: 60-61 to 66-67 µs; citm 2-5% slower).
+const NEW_DICT_ROOM: usize = 10;
+/// Rows of a table whose values are loaded ahead of the row being made,
+/// in tables of at least `LARGE_TABLE_ROWS` rows.
 const ROW_VALUES_AHEAD: usize = 4;
+const LARGE_TABLE_ROWS: usize = 1024;
+/// Dicts of a shape made empty before the rest are made as copies.
+const TEMPLATE_AFTER: usize = 8;
 
 const LEAF_SEQ_MAX: usize = 4;
 
@@ -299,7 +306,7 @@ impl Drop for StrMemo {
 
 impl Drop for Thaw<'_, '_> {
     fn drop(&mut self) {
-        for &k in self.keys.iter().chain(self.templates.values()) {
+        for &k in self.keys.iter().chain(self.templates.values().map(|t| &t.1).filter(|t| !t.is_null())) {
             unsafe { ffi::Py_DecRef(k) };
         }
         if let Some(memo) = &self.memo {
@@ -912,14 +919,17 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     }
                     columns.push(self.run(col)?);
                 }
-                // A column list held only here hands its items over: each is
-                // let go of while in cache, not again, cold, when the list is
-                // freed. (One the memo of containers holds is left whole.)
-                let hand_over: Vec<bool> = columns.iter().map(|col| ffi::Py_REFCNT(col.as_ptr()) == 1).collect();
+                // In a large table, the values were made a whole column ago,
+                // out of cache: they are loaded a few rows ahead, and a column
+                // list held only here hands each over, let go of while in
+                // cache, not again, cold, when the list is freed (one the memo
+                // of containers holds is left whole). A small table's are in
+                // cache (citm: 1,236 tables of 4-16 rows, 3% slower to thaw
+                // with a call per value to let go of it).
+                let large = c.len >= LARGE_TABLE_ROWS;
                 for i in 0..c.len {
                     self.spend()?;
-                    // The values were made a whole column ago: loaded ahead.
-                    if i + ROW_VALUES_AHEAD < c.len {
+                    if large && i + ROW_VALUES_AHEAD < c.len {
                         for col in &columns {
                             let ahead = crate::ffi::pylist::item(col.as_ptr(), c.first + i + ROW_VALUES_AHEAD);
                             crate::compactor::prefetch(ahead);
@@ -931,7 +941,7 @@ impl<'a, 'py> Thaw<'a, 'py> {
                         if ffi::PyDict_SetItem(d.as_ptr(), self.keys[keys + j], v) != 0 {
                             return Err(PyErr::fetch(py));
                         }
-                        if hand_over[j] {
+                        if large && ffi::Py_REFCNT(col.as_ptr()) == 1 {
                             ffi::PyList_SET_ITEM(col.as_ptr(), (c.first + i) as ffi::Py_ssize_t, std::ptr::null_mut());
                             ffi::Py_DecRef(v);
                         }
@@ -1038,29 +1048,36 @@ impl<'a, 'py> Thaw<'a, 'py> {
     }
 
     /// A new plain dict for the `len` keys `keys_of` put at `keys`: empty,
-    /// or with more keys than `PyDict_New` has room for, a copy of a dict of
-    /// those keys to None, whose values the caller replaces. Its table is
-    /// then made at its final size, at once (`PyDict_Copy` copies it whole),
-    /// rather than grown three times for 39 keys: `free_keys_object` was a
-    /// fifth of thawing a table of such records. Keys that are equal
-    /// collapse into one either way, as `PyDict_SetItem` makes them.
+    /// or with more than `NEW_DICT_ROOM` keys, past the first
+    /// `TEMPLATE_AFTER` dicts of their shape, a copy of a dict of those keys to None, whose values
+    /// the caller replaces. Its table is then made at its final size, at
+    /// once (`PyDict_Copy` copies it whole), rather than grown three times
+    /// for 39 keys: `free_keys_object` was a fifth of thawing a table of
+    /// such records. Keys that are equal collapse into one either way, as
+    /// `PyDict_SetItem` makes them.
     unsafe fn new_dict(&mut self, keys: usize, len: usize) -> PyResult<*mut PyObject> {
         if len <= NEW_DICT_ROOM {
             return Ok(owned(self.py, ffi::PyDict_New())?.into_ptr());
         }
-        let template = match self.templates.get(&keys) {
-            Some(&t) => t,
-            None => {
-                let t = owned(self.py, ffi::PyDict_New())?;
-                for &key in &self.keys[keys..keys + len] {
-                    if ffi::PyDict_SetItem(t.as_ptr(), key, ffi::Py_None()) != 0 {
-                        return Err(PyErr::fetch(self.py));
-                    }
+        let made = self.templates.entry(keys).or_insert((0, std::ptr::null_mut()));
+        let template = if !made.1.is_null() {
+            made.1
+        } else if made.0 < TEMPLATE_AFTER {
+            // The first dicts of a shape are made empty: a shape met a few
+            // times (github's events: 24 shapes in 180 dicts) paid for its
+            // dict of keys and gained nothing (61 to 64-65 µs).
+            made.0 += 1;
+            return Ok(owned(self.py, ffi::PyDict_New())?.into_ptr());
+        } else {
+            let t = owned(self.py, ffi::PyDict_New())?;
+            for &key in &self.keys[keys..keys + len] {
+                if ffi::PyDict_SetItem(t.as_ptr(), key, ffi::Py_None()) != 0 {
+                    return Err(PyErr::fetch(self.py));
                 }
-                let t = t.into_ptr();
-                self.templates.insert(keys, t);
-                t
             }
+            let t = t.into_ptr();
+            self.templates.insert(keys, (TEMPLATE_AFTER, t));
+            t
         };
         Ok(owned(self.py, ffi::PyDict_Copy(template))?.into_ptr())
     }
