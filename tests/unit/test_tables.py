@@ -751,8 +751,9 @@ def test_rows_and_cells_are_unhashable_and_read_only(table):
 
 
 def test_thawed_rows_of_many_keys_are_independent_dicts():
-    # Rows of more keys than a new dict holds are made as copies of one dict
-    # of the keys (thawing.rs, `new_dict`), in tables and row by row alike.
+    # Dicts of more than 10 keys, past the first 8 of their shape, are made
+    # as copies of one dict of the keys (thawing.rs, `new_dict`), in tables
+    # and row by row alike.
     keys = [f"k{j}" for j in range(12)]  # one key object per name: one shape row by row
     records = [{key: (None if (i + j) % 5 == 0 else f"{i}.{j}") for j, key in enumerate(keys)} for i in range(30)]
     for region in (bale.compact(records), bale.compact(records + [0])):

@@ -290,8 +290,8 @@ const BLOCK_VALUES: usize = 512;
 /// to 80 streams at once: each cell waited on a store to a line not in
 /// cache (40 columns of 60-character strings: 11 ms against the row path's
 /// 3). The block's values, loaded while its rows were read, stay in cache
-/// until its columns are done: `BLOCK_VALUES` objects, 128 KiB of their
-/// first lines.
+/// until its columns are done: `BLOCK_VALUES` objects, 64 KiB of their
+/// first two lines.
 fn block_rows(k: usize) -> usize {
     (BLOCK_VALUES / k).clamp(8, 256)
 }

@@ -80,7 +80,6 @@ struct Thaw<'a, 'py> {
     record_depth: usize,
 }
 
-/// Lists and tuples up to this length have their leading scalars made at once (`fill_scalars`).
 /// Dicts of more keys than this are made as copies of a dict of their keys
 /// (`Thaw::new_dict`). `PyDict_New` has room for 5 and grows at the 6th
 /// and 11th key; a copy saving one growth cost more than the growth
@@ -93,6 +92,7 @@ const LARGE_TABLE_ROWS: usize = 1024;
 /// Dicts of a shape made empty before the rest are made as copies.
 const TEMPLATE_AFTER: usize = 8;
 
+/// Lists and tuples up to this length have their leading scalars made at once (`fill_scalars`).
 const LEAF_SEQ_MAX: usize = 4;
 
 /// Records nested deeper than this are refused by `thaw` (views read them at any depth).
@@ -1049,12 +1049,12 @@ impl<'a, 'py> Thaw<'a, 'py> {
 
     /// A new plain dict for the `len` keys `keys_of` put at `keys`: empty,
     /// or with more than `NEW_DICT_ROOM` keys, past the first
-    /// `TEMPLATE_AFTER` dicts of their shape, a copy of a dict of those keys to None, whose values
-    /// the caller replaces. Its table is then made at its final size, at
-    /// once (`PyDict_Copy` copies it whole), rather than grown three times
-    /// for 39 keys: `free_keys_object` was a fifth of thawing a table of
-    /// such records. Keys that are equal collapse into one either way, as
-    /// `PyDict_SetItem` makes them.
+    /// `TEMPLATE_AFTER` dicts of their shape, a copy of a dict of those
+    /// keys to None, whose values the caller replaces. Its table is then
+    /// made at its final size, at once (`PyDict_Copy` copies it whole),
+    /// rather than grown three times for 39 keys: `free_keys_object` was a
+    /// fifth of thawing a table of such records. Keys that are equal
+    /// collapse into one either way, as `PyDict_SetItem` makes them.
     unsafe fn new_dict(&mut self, keys: usize, len: usize) -> PyResult<*mut PyObject> {
         if len <= NEW_DICT_ROOM {
             return Ok(owned(self.py, ffi::PyDict_New())?.into_ptr());
