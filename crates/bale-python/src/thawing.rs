@@ -1055,10 +1055,18 @@ impl<'a, 'py> Thaw<'a, 'py> {
     /// rather than grown three times for 39 keys: `free_keys_object` was a
     /// fifth of thawing a table of such records. Keys that are equal
     /// collapse into one either way, as `PyDict_SetItem` makes them.
+    #[inline(always)]
     unsafe fn new_dict(&mut self, keys: usize, len: usize) -> PyResult<*mut PyObject> {
         if len <= NEW_DICT_ROOM {
             return Ok(owned(self.py, ffi::PyDict_New())?.into_ptr());
         }
+        self.new_wide_dict(keys, len)
+    }
+
+    /// `new_dict` for more than `NEW_DICT_ROOM` keys, out of line: the
+    /// common small dict pays only the test of its length.
+    #[inline(never)]
+    unsafe fn new_wide_dict(&mut self, keys: usize, len: usize) -> PyResult<*mut PyObject> {
         let made = self.templates.entry(keys).or_insert((0, std::ptr::null_mut()));
         let template = if !made.1.is_null() {
             made.1

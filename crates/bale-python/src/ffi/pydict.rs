@@ -32,6 +32,15 @@ const INDICES: usize = 32;
 /// `DICT_KEYS_UNICODE`: entries are (key, value) pairs of pointers.
 const KIND_UNICODE: u8 = 1;
 
+/// Where a keys object's entries start: after its hash index, of
+/// 2^(log2 index bytes) bytes. (An address only: `pairs` checks the table
+/// before it reads there; a prefetch never faults.)
+#[cfg(all(Py_3_11, not(any(Py_3_15, PyPy, Py_LIMITED_API, Py_GIL_DISABLED))))]
+#[inline(always)]
+unsafe fn entries_of(keys: *const u8) -> *const u8 {
+    keys.wrapping_add(INDICES + (1usize << (*keys.add(LOG2_INDEX_BYTES) & 63)))
+}
+
 /// The (key, value) pairs of an exact dict of `len` items, when its table
 /// is combined, of str keys, with no deleted entries; else `None`.
 #[inline(always)]
@@ -55,8 +64,7 @@ pub unsafe fn pairs<'a>(dict: *mut PyObject, len: usize) -> Option<&'a [[*mut Py
         {
             return None;
         }
-        let entries = keys.add(INDICES + (1usize << *keys.add(LOG2_INDEX_BYTES)));
-        Some(std::slice::from_raw_parts(entries as *const [*mut PyObject; 2], len))
+        Some(std::slice::from_raw_parts(entries_of(keys) as *const [*mut PyObject; 2], len))
     }
     #[cfg(not(all(Py_3_11, not(any(Py_3_15, PyPy, Py_LIMITED_API, Py_GIL_DISABLED)))))]
     {
@@ -124,7 +132,7 @@ pub unsafe fn prefetch_pairs(dict: *mut PyObject, len: usize) {
         let keys = (*(dict as *mut ffi::PyDictObject)).ma_keys as *const u8;
         // A prefetch never faults: an address past a table of another
         // layout only costs a wasted load.
-        let entries = keys.wrapping_add(INDICES + (1usize << (*keys.add(LOG2_INDEX_BYTES) & 63)));
+        let entries = entries_of(keys);
         let end = entries.wrapping_add(len * std::mem::size_of::<[*mut PyObject; 2]>());
         let mut line = entries;
         while line < end {
