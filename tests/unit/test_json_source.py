@@ -225,6 +225,22 @@ json_values = st.recursive(
         # Records of one key sequence: tables, and what ends them.
         st.lists(st.fixed_dictionaries({"id": inner, "name": scalars}), min_size=4, max_size=8),
         st.lists(st.fixed_dictionaries({"v": st.lists(scalars, max_size=3)}), min_size=4, max_size=8),
+        # Records holding dicts: nested tables, and what refuses them.
+        st.lists(
+            st.fixed_dictionaries({"id": scalars, "u": st.fixed_dictionaries({"a": inner, "b": scalars})}),
+            min_size=4,
+            max_size=8,
+        ),
+        st.lists(st.fixed_dictionaries({"u": st.one_of(st.none(), st.dictionaries(keys, inner, max_size=2))}),
+                 min_size=4, max_size=6),
+        # Records holding lists of dicts: rows columns, and what refuses them.
+        st.lists(
+            st.fixed_dictionaries({"id": scalars, "l": st.lists(st.fixed_dictionaries({"a": inner}), max_size=3)}),
+            min_size=4,
+            max_size=8,
+        ),
+        st.lists(st.fixed_dictionaries({"l": st.lists(st.dictionaries(keys, inner, max_size=2), max_size=3)}),
+                 min_size=4, max_size=6),
     ),
     max_leaves=30,
 )

@@ -1006,14 +1006,13 @@ class _Color(enum.IntEnum):
 @pytest.mark.parametrize(
     "make",
     [
-        lambda i: {"id": i, "nested": {"a": i}},
+        lambda i: {"id": i, "nested": {"a": i} if i != 4 else None},  # a dict column with a None
         lambda i: {"id": i, "t": (i, "x")},
         lambda i: {"id": i, "s": {i}},
         lambda i: {"id": i, "b": b"bytes"},
         lambda i: {"id": i, "c": complex(i, 1)},
         lambda i: {"id": i, "l": [[i]]},
         lambda i: {"id": i, "l": [(i,)]},
-        lambda i: {"id": i, "l": [{"k": i}]},
         lambda i: {"id": i, "name": "n"} if i % 2 else {"name": "n", "id": i},  # key order differs
         lambda i: {"id": i, "name": "n"} if i != 4 else {"id": i, "other": "n"},  # keys differ in one row
         lambda i: {"id": i, "name": "n"} if i != 4 else {"id": i},  # fewer keys in one row
@@ -1022,7 +1021,7 @@ class _Color(enum.IntEnum):
         lambda i: {"id": i, "e": _Color.RED},  # an int subclass is a record, not a scalar
         lambda i: {"id": i, "l": [_Color.RED, 1]},
     ],
-    ids=["dict", "tuple", "set", "bytes", "complex", "nested_list", "tuple_in_list", "dict_in_list",
+    ids=["dict_or_none", "tuple", "set", "bytes", "complex", "nested_list", "tuple_in_list",
          "key_order", "other_keys", "fewer_keys", "not_a_dict", "empty_dicts", "int_enum", "int_enum_in_list"],
 )
 def test_records_that_are_not_a_table(make):
@@ -1030,10 +1029,11 @@ def test_records_that_are_not_a_table(make):
     round_trip(records, table=False)
 
 
-# A TABLE whose column "user" is a TABLE of the same number of rows, which
-# FORMAT.md allows (a column is any list-like value of as many items) and
-# bale's writers do not make yet: `nested_table_region(3)` of
-# crates/bale-core/tests/verify.rs, written by the core's Builder.
+# A TABLE whose column "user" is a TABLE of the same number of rows (a
+# column is any list-like value of as many items; bale's writers make one
+# of a column of dicts, tests/unit/test_nested_tables.py):
+# `nested_table_region(3)` of crates/bale-core/tests/verify.rs, written by
+# the core's Builder.
 NESTED_TABLE_REGION = bytes.fromhex(
     "42414c450d0a1a0a01000000040302011801000000000000f8000000000000006e142076ef1884d30000000000000000"
     "000000000000000000000000000000000f020000000000000b610000000000000b620000000000001903000000000000"
@@ -1233,8 +1233,21 @@ def _corpus_wide_strings():
     return bytes(region)
 
 
+def _corpus_rows_column():
+    # Lists of dicts in a column (a ROWS_COLUMN over a table), one of them
+    # holding lists of dicts again, some empty; and a list appended after.
+    records = [
+        {"id": i, "l": [{"k": f"key {i}.{j}", "n": [j] * (j % 2), "p": [{"x": j * 1.5}] * (j % 3)} for j in range(i % 3)]}
+        for i in range(5)
+    ]
+    region = bale.compact(records)
+    assert "row columns (lists of dicts, over a table)" in kinds(region)
+    return bytes(region.append([region.root[2]["l"], region.root[4]]))
+
+
 CORPORA = {
     "table": _corpus_table,
+    "rows_column": _corpus_rows_column,
     "grown": _corpus_grown,
     "wide_strings": _corpus_wide_strings,
     "nested_table": lambda: NESTED_TABLE_REGION,

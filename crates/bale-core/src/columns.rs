@@ -1,12 +1,14 @@
-//! Columnar lists: TABLE, STR_COLUMN and LIST_COLUMN objects.
+//! Columnar lists: TABLE, STR_COLUMN, LIST_COLUMN and ROWS_COLUMN objects.
 //!
 //! A list of dicts with one key sequence is stored as one column per key
 //! (a list of records then costs no dict header and no list slot per
 //! record), a list of strings as one run of code units cut by u32 offsets,
-//! and a list of lists as one child list cut the same way. All three read
-//! as lists: a TABLE's items are dicts whose values come from the columns,
-//! a STR_COLUMN's items are strings, a LIST_COLUMN's items are lists (a
-//! slice of the child). See `docs/FORMAT.md`, *Columns*.
+//! and a list of lists as one child list cut the same way; a list of lists
+//! of dicts of one key sequence (a ROWS_COLUMN) as one child TABLE of all
+//! their dicts, cut the same way. All read as lists: a TABLE's items are
+//! dicts whose values come from the columns, a STR_COLUMN's items are
+//! strings, a LIST_COLUMN's and a ROWS_COLUMN's items are lists (a slice of
+//! the child). See `docs/FORMAT.md`, *Columns*.
 
 use crate::error::{FormatError, Result};
 use crate::format::*;
@@ -35,7 +37,7 @@ pub enum ColumnKind {
     Lists { child: Child, offs: usize },
 }
 
-/// The child list of a LIST_COLUMN.
+/// The child list of a LIST_COLUMN (or, `Rows`, of a ROWS_COLUMN).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Child {
     Slots(Seq),
@@ -48,6 +50,13 @@ pub enum Child {
         units: usize,
         total: usize,
     },
+    /// A TABLE of `len` rows with the keys of `shape`, column slots at
+    /// `cols` (the table object starts 16 bytes before them).
+    Rows {
+        len: usize,
+        shape: Table,
+        cols: usize,
+    },
 }
 
 impl Child {
@@ -58,7 +67,7 @@ impl Child {
         match self {
             Child::Slots(s) => s.len,
             Child::Nums(l) => l.len,
-            Child::Strs { len, .. } => *len,
+            Child::Strs { len, .. } | Child::Rows { len, .. } => *len,
         }
     }
     /// The whole child as a list value.
@@ -72,6 +81,9 @@ impl Child {
                 len,
                 kind: ColumnKind::Strs { width, offs, units, total },
             }),
+            Child::Rows { len, shape, cols } => {
+                Value::Column(Column { start: cols - 16, first: 0, len, kind: ColumnKind::Rows { shape, cols } })
+            }
         }
     }
 }
@@ -122,8 +134,9 @@ impl<'a> Reader<'a> {
         Ok(Value::Column(Column { start: off, first: 0, len: n, kind: ColumnKind::Strs { width, offs, units, total } }))
     }
 
-    /// A LIST_COLUMN object at `off` with `n` lists.
-    pub(crate) fn decode_list_column(&self, off: usize, n: usize, limit: usize) -> Result<Value<'a>> {
+    /// A LIST_COLUMN object at `off` with `n` lists; a ROWS_COLUMN (the same
+    /// layout, its child a TABLE) when `over_table`.
+    pub(crate) fn decode_list_column(&self, off: usize, n: usize, limit: usize, over_table: bool) -> Result<Value<'a>> {
         if n > self.buf().len() {
             return Err(bad(off, "list column length does not fit in the region"));
         }
@@ -134,16 +147,25 @@ impl<'a> Reader<'a> {
         // own child, and in a cyclic region (where `extent` lets references
         // point anywhere) a column that is its own child, or a chain of
         // them, recursed until the stack overflowed (found by
-        // `fuzz-binding`; `tests/verify.rs`).
+        // `fuzz-binding`; `tests/verify.rs`). A ROWS_COLUMN's child is a
+        // TABLE, whose decoding decodes nothing below it.
         let child_slot = self.word(off + 8)?;
+        let refused = if over_table {
+            "rows column child is not a table"
+        } else {
+            "list column child is not a list, number list or string column"
+        };
         if child_slot & TAG_MASK == TAG_OBJ {
             let at = child_slot as usize;
             if at >= off {
                 return Err(bad(off + 8, "list column child does not lie before its column"));
             }
-            if self.word(at)? & 0xFF == KIND_LIST_COLUMN as u64 {
-                return Err(bad(off + 8, "list column child is not a list, number list or string column"));
+            let kind = (self.word(at)? & 0xFF) as u8;
+            if kind == KIND_LIST_COLUMN || kind == KIND_ROWS_COLUMN || over_table != (kind == KIND_TABLE) {
+                return Err(bad(off + 8, refused));
             }
+        } else if over_table {
+            return Err(bad(off + 8, refused));
         }
         let (child, end) = match self.decode(child_slot, off)? {
             Value::List(s) => (Child::Slots(s), s.pos + 8 * s.len),
@@ -151,7 +173,10 @@ impl<'a> Reader<'a> {
             Value::Column(Column { kind: ColumnKind::Strs { width, offs, units, total }, len, .. }) => {
                 (Child::Strs { len, width, offs, units, total }, units + pad8(total * width.unit()))
             }
-            _ => return Err(bad(off + 8, "list column child is not a list, number list or string column")),
+            Value::Column(Column { kind: ColumnKind::Rows { shape, cols }, len, .. }) => {
+                (Child::Rows { len, shape, cols }, cols + 8 * shape.len)
+            }
+            _ => return Err(bad(off + 8, refused)),
         };
         if end > off {
             return Err(bad(off + 8, "list column child does not lie before its column"));
@@ -165,8 +190,10 @@ impl<'a> Reader<'a> {
     pub fn column_item(&self, c: Column, i: usize) -> Result<Value<'a>> {
         let j = c.first + i;
         match c.kind {
+            // A row of a slice is the row of its table (`c.start` is then
+            // the ROWS_COLUMN's): one place, whichever list it is read from.
             ColumnKind::Rows { shape, cols } => Ok(Value::Dict(Dict {
-                start: c.start,
+                start: cols - 16,
                 shape,
                 ids: 0,
                 values: cols,
@@ -269,6 +296,9 @@ pub fn slice_of<'a>(child: Child, owner: usize, a: usize, len: usize) -> Value<'
         Child::Strs { width, offs, units, total, .. } => {
             Value::Column(Column { start: owner, first: a, len, kind: ColumnKind::Strs { width, offs, units, total } })
         }
+        Child::Rows { shape, cols, .. } => {
+            Value::Column(Column { start: owner, first: a, len, kind: ColumnKind::Rows { shape, cols } })
+        }
     }
 }
 
@@ -278,7 +308,11 @@ pub fn is_slice(v: &Value<'_>) -> bool {
     match v {
         Value::List(s) | Value::Tuple(s) => s.len > 0 && s.start != s.pos && s.start + 8 != s.pos,
         Value::NumList(l) => l.start + 8 != l.pos,
-        Value::Column(c) => matches!(c.kind, ColumnKind::Strs { offs, .. } if c.start + 16 != offs),
+        Value::Column(c) => match c.kind {
+            ColumnKind::Strs { offs, .. } => c.start + 16 != offs,
+            ColumnKind::Rows { cols, .. } => c.start + 16 != cols,
+            ColumnKind::Lists { .. } => false,
+        },
         _ => false,
     }
 }

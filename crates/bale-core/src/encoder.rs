@@ -51,8 +51,9 @@ pub enum Container {
     /// A TABLE of `rows` rows with the keys of the shape at `shape`; the
     /// children are its columns.
     Table { rows: usize, shape: u64 },
-    /// A LIST_COLUMN: one child (the flattened items) cut by `offsets`.
-    ListColumn { offsets: Vec<u32> },
+    /// A LIST_COLUMN (a ROWS_COLUMN when `rows`: its child is a TABLE):
+    /// one child (the flattened items) cut by `offsets`.
+    ListColumn { offsets: Vec<u32>, rows: bool },
 }
 
 impl Container {
@@ -65,7 +66,8 @@ impl Container {
             Container::IdDict { table, ids } => dst.id_dict(table, &ids, children),
             Container::Record { ty } => dst.record(ty, children),
             Container::Table { rows, shape } => dst.table_object(rows, shape, children),
-            Container::ListColumn { offsets } => dst.list_column(children[0], &offsets),
+            Container::ListColumn { offsets, rows: false } => dst.list_column(children[0], &offsets),
+            Container::ListColumn { offsets, rows: true } => dst.rows_column(children[0], &offsets),
         }
     }
 }

@@ -105,6 +105,10 @@ pub const KIND_DICT_CLASS: u8 = 0x22;
 pub const KIND_ID_DICT: u8 = 0x23;
 /// A reference to a value in another segment of a store (see `extern_ref`).
 pub const KIND_EXTERN: u8 = 0x24;
+/// A LIST_COLUMN whose child is a TABLE: a column of lists of dicts of one
+/// key sequence, their items the rows of one table (see `columns`). A kind
+/// of its own so that a reader that predates it names it and refuses it.
+pub const KIND_ROWS_COLUMN: u8 = 0x25;
 
 /// Flavors of a record type: how a reader rebuilds its instances.
 pub const FLAVOR_DATACLASS: u64 = 1;

@@ -64,6 +64,10 @@ impl Items {
     fn key(&self) -> (usize, usize) {
         match self {
             Items::Slots(seq) => (seq.pos, seq.len),
+            // A slice of a column's child has its owner's start: an odd
+            // key, which no object's (a multiple of 8) meets, so that a
+            // column's first item is not taken for the column itself.
+            Items::Column(col) if crate::columns::is_slice(&Value::Column(*col)) => (col.start | 1, col.first),
             Items::Column(col) => (col.start, col.first),
         }
     }

@@ -8,7 +8,10 @@
 //! JSON). That fixes each choice below; see `Note [What json.loads shares]`.
 //!
 //! - Arrays: a TABLE when they are at least `TABLE_MIN_ROWS` objects with
-//!   one key sequence whose values are scalars or arrays of scalars;
+//!   one key sequence whose values are scalars, arrays of scalars,
+//!   objects (a table of them) or arrays of objects (a ROWS_COLUMN over
+//!   the table of all of them), the tables below held by the same rules,
+//!   `TABLE_MAX_NESTING` deep and within `layout::table_slack`;
 //!   else an INT_LIST or FLOAT_LIST when all items are ints of 64 bits or
 //!   all floats; else, for up to `SMALL_LEAF_SEQ` scalars, a list written at
 //!   once; else a LIST through the walk.
@@ -25,8 +28,8 @@ use crate::format::{make_int_slot, make_sstr_slot, Width, SLOT_EMPTY_LIST, SLOT_
 use crate::id_dict::{Ids, KeyTable, ID_DICT_MARK};
 use crate::json_doc::{JsonDoc, JsonNode, StrAt};
 use crate::layout::{
-    inline_str, key_signature, str_column_fits, str_column_is_smaller, str_slot_bytes, SHAPE_CACHE_MAX_KEYS,
-    SMALL_LEAF_SEQ, TABLE_MAX_KEYS, TABLE_MIN_ROWS,
+    inline_str, key_signature, str_column_fits, str_column_is_smaller, str_slot_bytes, ColumnSlack,
+    SHAPE_CACHE_MAX_KEYS, SMALL_LEAF_SEQ, TABLE_MAX_KEYS, TABLE_MAX_NESTING, TABLE_MIN_ROWS,
 };
 use crate::writer::Builder;
 
@@ -99,11 +102,34 @@ struct Gather {
     /// Every cell is an array (`mixed`: some are, some are not).
     lists: bool,
     mixed: bool,
+    /// With `lists`: the arrays' items are objects (`rows`), the rows of a
+    /// table under a ROWS_COLUMN (`child`, its columns, once gathered).
+    of_rows: bool,
+    /// Every cell is an object (`rows`): the column is their table.
+    of_dicts: bool,
+    rows: Vec<u32>,
+    child: Option<(Vec<Gather>, i64)>,
     run: Run,
     /// With `lists`: item offsets of the cells.
     offsets: Vec<u32>,
     /// The scalars: the items of the array cells, or the cells.
     count: usize,
+}
+
+impl Gather {
+    fn new() -> Gather {
+        Gather {
+            lists: false,
+            mixed: false,
+            of_rows: false,
+            of_dicts: false,
+            rows: Vec::new(),
+            child: None,
+            run: Run::Empty,
+            offsets: vec![0],
+            count: 0,
+        }
+    }
 }
 
 impl Run {
@@ -365,59 +391,31 @@ impl<'d> JsonSource<'d> {
     }
 
     /// Writes `rows` as a TABLE when they are objects of one key sequence
-    /// whose values are scalars or arrays of scalars; `None`, having written
-    /// nothing, otherwise.
+    /// whose values are scalars, arrays of scalars, objects or arrays of
+    /// objects that make a table; `None`, having written nothing, otherwise.
     fn table(&mut self, rows: &[u32]) -> Option<u64> {
+        // The whole tree of tables is gathered before a byte is written.
+        let columns = self.gather(rows, 0)?;
+        Some(self.write_table(rows, columns))
+    }
+
+    /// Writes a gathered table: its SHAPE, its columns, the TABLE object.
+    fn write_table(&mut self, rows: &[u32], columns: Vec<Gather>) -> u64 {
         let doc = self.doc;
-        let JsonNode::Object { start, len: k } = doc.node(rows[0]) else { return None };
-        if k == 0 || k > TABLE_MAX_KEYS || rows.len() > u32::MAX as usize {
-            return None;
-        }
-        let keys = doc.object_entries(start, k);
-        let mut columns: Vec<Gather> = (0..k)
-            .map(|_| Gather { lists: false, mixed: false, run: Run::Empty, offsets: vec![0], count: 0 })
-            .collect();
-        for (i, &row) in rows.iter().enumerate() {
-            let JsonNode::Object { start, len } = doc.node(row) else { return None };
-            if len != k {
-                return None;
-            }
-            let entries = doc.object_entries(start, len);
-            if entries.iter().zip(keys).any(|(a, b)| a.0 != b.0) {
-                return None;
-            }
-            for (g, &(_, value)) in columns.iter_mut().zip(entries) {
-                let node = doc.node(value);
-                let list = matches!(node, JsonNode::Array { .. });
-                if i == 0 {
-                    g.lists = list;
-                } else if list != g.lists {
-                    g.mixed = true;
-                }
-                if let JsonNode::Array { start, len } = node {
-                    for &item in doc.array_items(start, len) {
-                        if !g.run.add(doc.node(item)) {
-                            return None;
-                        }
-                    }
-                    g.count += len;
-                    let total = *g.offsets.last().unwrap() as usize + len;
-                    if total > u32::MAX as usize {
-                        return None;
-                    }
-                    g.offsets.push(total as u32);
-                } else {
-                    if !g.run.add(node) {
-                        return None;
-                    }
-                    g.count += 1;
-                }
-            }
-        }
-        let shape = self.shape(keys);
+        let JsonNode::Object { start, len: k } = doc.node(rows[0]) else { unreachable!("a table's rows are objects") };
+        let shape = self.shape(doc.object_entries(start, k));
         let mut cols = Vec::with_capacity(k);
-        for (j, g) in columns.into_iter().enumerate() {
-            let slot = if g.mixed {
+        for (j, mut g) in columns.into_iter().enumerate() {
+            let slot = if let Some((child, _)) = g.child.take() {
+                // The table of the objects (or the arrays' objects), then
+                // for arrays the ROWS_COLUMN (the compactor's order).
+                let table = self.write_table(&g.rows, child);
+                if g.of_dicts {
+                    table
+                } else {
+                    self.builder.rows_column(table, &g.offsets)
+                }
+            } else if g.mixed {
                 let cells: Vec<u32> = rows.iter().map(|&r| self.cell(r, j)).collect();
                 self.slot_column(&cells)
             } else if !g.lists {
@@ -434,7 +432,91 @@ impl<'d> JsonSource<'d> {
             };
             cols.push(slot);
         }
-        Some(self.builder.table_object(rows.len(), shape, &cols))
+        self.builder.table_object(rows.len(), shape, &cols)
+    }
+
+    /// The columns of `rows`, a table `level` tables below the outermost,
+    /// when they are objects of one key sequence whose values columns hold.
+    fn gather(&self, rows: &[u32], level: usize) -> Option<Vec<Gather>> {
+        let doc = self.doc;
+        let JsonNode::Object { start, len: k } = doc.node(rows[0]) else { return None };
+        if level > TABLE_MAX_NESTING || k == 0 || k > TABLE_MAX_KEYS || rows.len() > u32::MAX as usize {
+            return None;
+        }
+        let keys = doc.object_entries(start, k);
+        let mut columns: Vec<Gather> = (0..k).map(|_| Gather::new()).collect();
+        for (i, &row) in rows.iter().enumerate() {
+            let JsonNode::Object { start, len } = doc.node(row) else { return None };
+            if len != k {
+                return None;
+            }
+            let entries = doc.object_entries(start, len);
+            if entries.iter().zip(keys).any(|(a, b)| a.0 != b.0) {
+                return None;
+            }
+            for (g, &(_, value)) in columns.iter_mut().zip(entries) {
+                let node = doc.node(value);
+                let list = matches!(node, JsonNode::Array { .. });
+                if i == 0 {
+                    g.of_dicts = matches!(node, JsonNode::Object { .. });
+                }
+                if g.of_dicts {
+                    if !matches!(node, JsonNode::Object { .. }) {
+                        return None;
+                    }
+                    g.rows.push(value);
+                    continue;
+                }
+                if i == 0 {
+                    g.lists = list;
+                } else if list != g.lists {
+                    // A scalar among arrays of objects: no column holds both.
+                    if g.of_rows {
+                        return None;
+                    }
+                    g.mixed = true;
+                }
+                if let JsonNode::Array { start, len } = node {
+                    let items = doc.array_items(start, len);
+                    // The column's first item an object: its arrays are rows.
+                    if !g.of_rows && len > 0 && matches!(g.run, Run::Empty) && !g.mixed {
+                        g.of_rows = matches!(doc.node(items[0]), JsonNode::Object { .. });
+                    }
+                    if g.of_rows {
+                        if !items.iter().all(|&item| matches!(doc.node(item), JsonNode::Object { .. })) {
+                            return None;
+                        }
+                        g.rows.extend_from_slice(items);
+                    } else {
+                        for &item in items {
+                            if !g.run.add(doc.node(item)) {
+                                return None;
+                            }
+                        }
+                    }
+                    g.count += len;
+                    let total = *g.offsets.last().unwrap() as usize + len;
+                    if total > u32::MAX as usize {
+                        return None;
+                    }
+                    g.offsets.push(total as u32);
+                } else {
+                    if !g.run.add(node) {
+                        return None;
+                    }
+                    g.count += 1;
+                }
+            }
+        }
+        // Then the tables of the columns of objects or of arrays of
+        // objects, in key order, and what the tree's bytes leave of the
+        // readers' budget.
+        for g in columns.iter_mut().filter(|g| g.of_rows | g.of_dicts) {
+            let child = self.gather(&g.rows, level + 1)?;
+            let slack = table_slack(&child, g.rows.len());
+            g.child = Some((child, slack));
+        }
+        (table_slack(&columns, rows.len()) >= 0).then_some(columns)
     }
 
     /// Scalars: raw numbers; strings as a STR_COLUMN when that is smaller
@@ -491,6 +573,17 @@ impl<'d> JsonSource<'d> {
         }
         self.builder.seq(false, &slots)
     }
+}
+
+/// `layout::table_slack` of gathered columns (the compactor's count).
+fn table_slack(columns: &[Gather], n: usize) -> i64 {
+    let column = |g: &Gather| match &g.child {
+        Some((_, slack)) if g.of_dicts => ColumnSlack::Table { slack: *slack },
+        Some((_, slack)) => ColumnSlack::Rows { lists: n, slack: *slack },
+        None if g.lists && !g.mixed => ColumnSlack::Lists { lists: n, items: g.count },
+        None => ColumnSlack::Scalars { cells: n },
+    };
+    crate::layout::table_slack(n, columns.iter().map(column))
 }
 
 impl Source for JsonSource<'_> {

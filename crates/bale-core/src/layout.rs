@@ -15,6 +15,44 @@ pub const TABLE_MIN_ROWS: usize = 4;
 /// Records with more keys than this are written row by row.
 pub const TABLE_MAX_KEYS: usize = 64;
 
+/// Tables of the dicts in a column of lists of dicts (ROWS_COLUMN) lie at
+/// most this many below a table of the list itself; deeper, the outermost
+/// list is written row by row. It ends the gathering of a dict that holds
+/// itself (a list of it in its own values), which the row path then
+/// refuses as a cycle.
+pub const TABLE_MAX_NESTING: usize = 8;
+
+/// What a column of a table of `n` rows holds, for `table_slack`.
+#[derive(Clone, Copy, Debug)]
+pub enum ColumnSlack {
+    /// A cell per row, each a slot, a number or a string of a STR_COLUMN.
+    Scalars { cells: usize },
+    /// A list per row (a LIST_COLUMN), `items` scalars in all.
+    Lists { lists: usize, items: usize },
+    /// A list of dicts per row (a ROWS_COLUMN) over a table of `slack`.
+    Rows { lists: usize, slack: i64 },
+    /// A dict per row: the column is a table of `slack`.
+    Table { slack: i64 },
+}
+
+/// What the bytes of a table of `n` rows and `columns` leave of the budget
+/// readers hold a region to (FORMAT.md, *Order, acyclicity and sharing*:
+/// at most four values per word, that is one per two bytes), counted
+/// low: each cell, list and list item takes at least 4 bytes, two values'
+/// worth, and is one value; each row is one value and takes no bytes. A
+/// table whose slack is negative is written row by row. Only a column of
+/// dicts, whose rows take no bytes of their own, can make it negative
+/// (`[{"u": {"l": []}}] * n`: three values in four bytes a row).
+pub fn table_slack(n: usize, columns: impl Iterator<Item = ColumnSlack>) -> i64 {
+    let of = |c: ColumnSlack| match c {
+        ColumnSlack::Scalars { cells } => cells as i64,
+        ColumnSlack::Lists { lists, items } => (lists + items) as i64,
+        ColumnSlack::Rows { lists, slack } => lists as i64 + slack,
+        ColumnSlack::Table { slack } => slack,
+    };
+    columns.map(of).sum::<i64>() - n as i64
+}
+
 /// Lists and tuples of at most this many scalars are written at once,
 /// without a frame of the walk.
 pub const SMALL_LEAF_SEQ: usize = 4;

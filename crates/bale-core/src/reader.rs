@@ -714,7 +714,8 @@ impl<'a> Reader<'a> {
             }
             KIND_TABLE => self.decode_table(off, n, limit),
             KIND_STR_COLUMN => self.decode_str_column(off, n, limit),
-            KIND_LIST_COLUMN => self.decode_list_column(off, n, limit),
+            KIND_LIST_COLUMN => self.decode_list_column(off, n, limit, false),
+            KIND_ROWS_COLUMN => self.decode_list_column(off, n, limit, true),
             KIND_SHAPE => Err(bad(off, "a shape object is used as a value")),
             KIND_TYPE => Err(bad(off, "a record type object is used as a value")),
             KIND_INT_LIST | KIND_FLOAT_LIST => {

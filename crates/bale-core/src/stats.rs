@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::columns::{offsets_size, ColumnKind};
+use crate::columns::{offsets_size, Child, ColumnKind};
 use crate::error::Result;
 use crate::format::*;
 use crate::reader::{Reader, Table, Value};
@@ -126,7 +126,8 @@ const K_LIST_COLUMN: usize = 20;
 const K_DICT: usize = 21;
 const K_ID_DICT: usize = 22;
 const K_EXTERN: usize = 23;
-const NAMES: [&str; 24] = [
+const K_ROWS_COLUMN: usize = 24;
+const NAMES: [&str; 25] = [
     "lists (floats, raw)",
     "lists (ints, raw)",
     "numpy arrays",
@@ -151,6 +152,7 @@ const NAMES: [&str; 24] = [
     "dicts",
     "dicts (key ids)",
     "references to other segments",
+    "row columns (lists of dicts, over a table)",
 ];
 
 /// Walks everything reachable from `root`, each stored object once.
@@ -235,9 +237,10 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
                 ColumnKind::Strs { width, total, .. } => {
                     (K_STR_COLUMN, (16 + offsets_size(c.len) + pad8(total * width.unit())) as u64)
                 }
-                ColumnKind::Lists { .. } => {
+                ColumnKind::Lists { child, .. } => {
                     push_run(&mut stack, c.start + 8, 1, c.start);
-                    (K_LIST_COLUMN, (16 + offsets_size(c.len)) as u64)
+                    let kind = if matches!(child, Child::Rows { .. }) { K_ROWS_COLUMN } else { K_LIST_COLUMN };
+                    (kind, (16 + offsets_size(c.len)) as u64)
                 }
             },
             Value::Dict(d) => {
@@ -393,9 +396,14 @@ mod tests {
                     ColumnKind::Strs { width, total, .. } => {
                         ("string columns", (16 + offsets_size(c.len) + pad8(total * width.unit())) as u64)
                     }
-                    ColumnKind::Lists { .. } => {
+                    ColumnKind::Lists { child, .. } => {
                         stack.push((r.word(c.start + 8)?, c.start));
-                        ("list columns", (16 + offsets_size(c.len)) as u64)
+                        let name = if matches!(child, Child::Rows { .. }) {
+                            "row columns (lists of dicts, over a table)"
+                        } else {
+                            "list columns"
+                        };
+                        (name, (16 + offsets_size(c.len)) as u64)
                     }
                 },
                 Value::Dict(d) => {

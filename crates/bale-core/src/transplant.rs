@@ -15,7 +15,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::columns::{Column, ColumnKind};
+use crate::columns::{Child, Column, ColumnKind};
 use crate::dict_class;
 use crate::encoder::{encode, Container, Source, Walk, NO_IDENTITY};
 use crate::error::{FormatError, Result};
@@ -46,7 +46,10 @@ enum Cursor {
     Row { start: usize, cols: usize, len: usize, row: usize, shape: u64, next: usize },
     /// The LIST_COLUMN at `start` of `rows` lists: its child slot (of
     /// `child_len` items), cut by the u32 offsets at `offs`.
-    ListColumn { start: usize, offs: usize, rows: usize, child_len: usize, done: bool },
+    ListColumn { start: usize, offs: usize, rows: usize, child_len: usize, over_table: bool, done: bool },
+    /// Rows `first..first + len` of the TABLE whose column slots are at
+    /// `cols` (an item of a ROWS_COLUMN), copied as a list of plain dicts.
+    SliceRows { cols: usize, first: usize, len: usize, next: usize },
 }
 
 /// What the slots of a `Cursor::Slots` are copied into (`Container`).
@@ -276,6 +279,24 @@ impl<'a> Source for StoredValues<'_, 'a> {
                 *done = true;
                 Some(Next::Slot(src.word(*start + 8)?, *start))
             }
+            Cursor::SliceRows { cols, first, len, next } => {
+                if *next == *len {
+                    return Ok(None);
+                }
+                *next += 1;
+                // The table's shape, read again for each row (the cursor
+                // holds a few words): a slice is copied alone, rarely.
+                let table = *cols - 16;
+                let shape = src.shape_at(src.word(table + 8)? as usize, table)?;
+                let rows = Column {
+                    start: table,
+                    first: 0,
+                    len: *first + *len,
+                    kind: ColumnKind::Rows { shape, cols: *cols },
+                };
+                self.stashed = Some(src.column_item(rows, *first + *next - 1)?);
+                Some(Next::Stashed)
+            }
         })
     }
 
@@ -289,8 +310,9 @@ impl<'a> Source for StoredValues<'_, 'a> {
                 Around::Table { rows, shape } => Container::Table { rows, shape },
             },
             Cursor::Row { shape, .. } => Container::Dict { class: dict_class::PLAIN, shape },
-            Cursor::ListColumn { offs, rows, child_len, .. } => {
-                Container::ListColumn { offsets: list_offsets(self.src, offs, rows, child_len)? }
+            Cursor::SliceRows { .. } => Container::Seq { tuple: false },
+            Cursor::ListColumn { offs, rows, child_len, over_table, .. } => {
+                Container::ListColumn { offsets: list_offsets(self.src, offs, rows, child_len)?, rows: over_table }
             }
         })
     }
@@ -341,6 +363,11 @@ impl<'a> StoredValues<'_, 'a> {
                 self.walk.keep(identity, out);
                 Ok(Some(out))
             }
+            // An item of a ROWS_COLUMN: some of its table's rows.
+            ColumnKind::Rows { cols, .. } if c.start + 16 != cols => {
+                self.walk.open(Cursor::SliceRows { cols, first: c.first, len: c.len, next: 0 }, identity);
+                Ok(None)
+            }
             ColumnKind::Rows { shape, .. } => {
                 let shape_out = self.shape(shape)?;
                 let around = Around::Table { rows: c.len, shape: shape_out };
@@ -354,8 +381,14 @@ impl<'a> StoredValues<'_, 'a> {
             ColumnKind::Lists { offs, child } => {
                 // Checked here, before its items are copied, and again when it is written.
                 list_offsets(src, offs, c.len, child.len())?;
-                let cursor =
-                    Cursor::ListColumn { start: c.start, offs, rows: c.len, child_len: child.len(), done: false };
+                let cursor = Cursor::ListColumn {
+                    start: c.start,
+                    offs,
+                    rows: c.len,
+                    child_len: child.len(),
+                    over_table: matches!(child, Child::Rows { .. }),
+                    done: false,
+                };
                 self.walk.open(cursor, identity);
                 Ok(None)
             }

@@ -368,8 +368,18 @@ impl Builder {
     /// A LIST_COLUMN: list i is items `offsets[i]..offsets[i+1]` of the
     /// list-like at `child` (a list, number list or string column).
     pub fn list_column(&mut self, child: u64, offsets: &[u32]) -> u64 {
+        self.cut_column(KIND_LIST_COLUMN, child, offsets)
+    }
+
+    /// A ROWS_COLUMN: list i is rows `offsets[i]..offsets[i+1]` of the
+    /// TABLE at `child` (a LIST_COLUMN's layout under a kind of its own).
+    pub fn rows_column(&mut self, child: u64, offsets: &[u32]) -> u64 {
+        self.cut_column(KIND_ROWS_COLUMN, child, offsets)
+    }
+
+    fn cut_column(&mut self, kind: u8, child: u64, offsets: &[u32]) -> u64 {
         let off = self.len();
-        self.put(header_word(KIND_LIST_COLUMN, (offsets.len() - 1) as u64));
+        self.put(header_word(kind, (offsets.len() - 1) as u64));
         self.put(child);
         self.put_offsets(offsets);
         off as u64

@@ -341,6 +341,26 @@ fn vectors() -> Vec<(&'static str, Py)> {
             ]),
         ),
         (
+            // Records holding lists of dicts (one empty), whose dicts hold
+            // lists of dicts (empty first): a TABLE whose column is a
+            // ROWS_COLUMN over a TABLE, whose column is one again.
+            "rows_columns",
+            list(
+                (0..4)
+                    .map(|k| {
+                        let line = |t: i128| {
+                            dict(vec![
+                                (s("sku"), s(["x", "y"][t as usize])),
+                                (s("qty"), i(t + k)),
+                                (s("parts"), list((0..t).map(|p| dict(vec![(s("pn"), i(10 * k + p))])).collect())),
+                            ])
+                        };
+                        dict(vec![(s("id"), i(k)), (s("lines"), list((0..k % 3).map(line).collect()))])
+                    })
+                    .collect(),
+            ),
+        ),
+        (
             // Four records of one key sequence, scalars and lists of scalars: a TABLE.
             "table",
             list(
@@ -631,26 +651,22 @@ impl Writer {
     }
 
     /// A list of at least 4 dicts of one key sequence whose values are
-    /// scalars or lists of scalars, written by column as the compactor does.
+    /// scalars, lists of scalars or lists of dicts that make a table
+    /// themselves, written by column as the compactor does.
     fn table(&mut self, b: &mut Builder, v: &Py) -> Option<u64> {
         let Py::List(rows) = v else { return None };
-        let scalar = |x: &Py| matches!(x, Py::None | Py::Bool(_) | Py::Int(_) | Py::Float(_) | Py::Str(_));
-        let keys = match rows.first() {
-            Some(Py::Dict(kv)) if rows.len() >= 4 && !kv.is_empty() && kv.len() <= 64 => {
-                kv.iter().map(|(k, _)| py(k)).collect::<Vec<_>>()
-            }
-            _ => return None,
-        };
-        for row in rows {
-            let Py::Dict(kv) = row else { return None };
-            if kv.iter().map(|(k, _)| py(k)).collect::<Vec<_>>() != keys {
-                return None;
-            }
-            if !kv.iter().all(|(_, x)| scalar(x) || matches!(x, Py::List(l) if l.iter().all(scalar))) {
-                return None;
-            }
+        let rows: Vec<&Py> = rows.iter().collect();
+        if rows.len() < 4 || !makes_table(&rows) {
+            return None;
         }
-        let Py::Dict(first) = &rows[0] else { unreachable!() };
+        Some(self.table_of(b, &rows))
+    }
+
+    /// Writes `rows` (which `makes_table`) as a TABLE: the shape, the
+    /// columns in key order, the TABLE object.
+    fn table_of(&mut self, b: &mut Builder, rows: &[&Py]) -> u64 {
+        let Py::Dict(first) = rows[0] else { unreachable!() };
+        let keys: Vec<String> = first.iter().map(|(k, _)| py(k)).collect();
         let cache_key: String = keys.join("\u{0}");
         let shape = match self.shapes.get(&cache_key) {
             Some(&shape) => shape,
@@ -669,7 +685,7 @@ impl Writer {
                 self.column(b, &values)
             })
             .collect();
-        Some(b.table_object(rows.len(), shape, &cols))
+        b.table_object(rows.len(), shape, &cols)
     }
 
     fn column(&mut self, b: &mut Builder, values: &[&Py]) -> u64 {
@@ -681,6 +697,11 @@ impl Writer {
                     flat.extend(l.iter());
                 }
                 offsets.push(flat.len() as u32);
+            }
+            // Lists of dicts: a ROWS_COLUMN over the table of all of them.
+            if matches!(flat.first(), Some(Py::Dict(_))) {
+                let table = self.table_of(b, &flat);
+                return b.rows_column(table, &offsets);
             }
             let child = if flat.is_empty() { SLOT_EMPTY_LIST } else { self.scalar_column(b, &flat) };
             return b.list_column(child, &offsets);
@@ -806,6 +827,36 @@ impl Writer {
             Py::List(_) | Py::Dict(_) | Py::ClassDict(..) | Py::Set(_) => panic!("unhashable key {v:?}"),
         }
     }
+}
+
+/// Whether `rows` are dicts of one key sequence (1 to 64 keys) whose values
+/// columns hold: in each column, scalars, lists of scalars, or lists of
+/// dicts that make a table again (the compactor's rule, but for the nesting
+/// limit, which no vector reaches).
+fn makes_table(rows: &[&Py]) -> bool {
+    let scalar = |x: &Py| matches!(x, Py::None | Py::Bool(_) | Py::Int(_) | Py::Float(_) | Py::Str(_));
+    let Some(Py::Dict(first)) = rows.first() else { return false };
+    if first.is_empty() || first.len() > 64 {
+        return false;
+    }
+    let keys: Vec<String> = first.iter().map(|(k, _)| py(k)).collect();
+    for row in rows {
+        let Py::Dict(kv) = row else { return false };
+        if kv.iter().map(|(k, _)| py(k)).collect::<Vec<_>>() != keys {
+            return false;
+        }
+    }
+    (0..keys.len()).all(|j| {
+        let cells: Vec<&Py> =
+            rows.iter().map(|r| if let Py::Dict(kv) = r { &kv[j].1 } else { unreachable!() }).collect();
+        let items: Vec<&Py> =
+            cells.iter().flat_map(|c| if let Py::List(l) = c { l.iter().collect() } else { vec![] }).collect();
+        let lists = cells.iter().all(|c| matches!(c, Py::List(_)));
+        if lists && matches!(items.first(), Some(Py::Dict(_))) {
+            return makes_table(&items);
+        }
+        cells.iter().all(|c| scalar(c) || matches!(c, Py::List(l) if l.iter().all(scalar)))
+    })
 }
 
 fn build(v: &Py) -> Vec<u8> {

@@ -648,7 +648,7 @@ fn invalid_tag_and_constants() {
 
 #[test]
 fn unknown_object_kinds() {
-    for kind in [0x00u8, 0x25, 0x7F, 0xFF] {
+    for kind in [0x00u8, 0x26, 0x7F, 0xFF] {
         let bytes = raw_region(&[header_word(kind, 0), 0], 64, 0);
         refuse(&bytes, &["kind"]);
         // Also as a list element.
@@ -1817,4 +1817,96 @@ fn list_columns_whose_child_is_a_list_column_are_refused_without_recursing() {
         let (b, _, top) = build(20_000);
         refused(finish_fixed(b, top), top, flags);
     }
+}
+
+/// A TABLE of 3 rows {"id", "l"} whose column "l" is a ROWS_COLUMN over a
+/// TABLE of 3 rows {"k"}, cut [0, 2), [2, 2), [2, 3): rows 0 and 2 hold
+/// lists of 2 and 1 dicts, row 1 an empty list. Returns the bytes, the
+/// ROWS_COLUMN's offset and the inner TABLE's.
+fn rows_column_region() -> (Vec<u8>, usize, usize) {
+    let mut b = Builder::new();
+    let key = |b: &mut Builder, k: &str| (b.str_utf8(k), hash::hash_str_units(k.as_bytes()));
+    let (kk, hk) = key(&mut b, "k");
+    let inner_shape = b.shape(&[kk], &[hk]);
+    let ks = b.num_list(false, &[10, 11, 12]);
+    let inner = b.table_object(3, inner_shape, &[ks]);
+    let rows = b.rows_column(inner, &[0, 2, 2, 3]);
+    let (kid, hid) = key(&mut b, "id");
+    let (kl, hl) = key(&mut b, "l");
+    let shape = b.shape(&[kid, kl], &[hid, hl]);
+    let ids = b.num_list(false, &[0, 1, 2]);
+    let table = b.table_object(3, shape, &[ids, rows]);
+    (b.finish(table), rows as usize, inner as usize)
+}
+
+#[test]
+fn rows_columns_read_as_lists_of_the_rows_of_their_table() {
+    let (bytes, _, inner) = rows_column_region();
+    let region = Region::new_verified(&bytes).unwrap();
+    let r = region.reader;
+    let Value::Column(outer) = region.root().unwrap() else { panic!("a table") };
+    let Value::Dict(row0) = r.column_item(outer, 0).unwrap() else { panic!("a row") };
+    let Value::Column(list) = r.dict_value(row0, 1).unwrap() else { panic!("a slice of the inner table") };
+    assert_eq!((list.first, list.len), (0, 2));
+    assert!(bale_core::columns::is_slice(&Value::Column(list)));
+    let Value::Dict(d) = r.column_item(list, 1).unwrap() else { panic!("rows are dicts") };
+    // A row read through a slice is the row of the table itself.
+    assert_eq!((d.start, d.row), (inner, Some(1)));
+    assert!(matches!(r.dict_value(d, 0).unwrap(), Value::Int(11)));
+    let Value::Dict(row1) = r.column_item(outer, 1).unwrap() else { panic!() };
+    assert!(matches!(r.dict_value(row1, 1).unwrap(), Value::List(s) if s.len == 0));
+    let Value::Dict(row2) = r.column_item(outer, 2).unwrap() else { panic!() };
+    let Value::Column(last) = r.dict_value(row2, 1).unwrap() else { panic!() };
+    assert_eq!((last.first, last.len), (2, 1));
+    let Value::Dict(d) = r.column_item(last, 0).unwrap() else { panic!() };
+    assert!(matches!(r.dict_value(d, 0).unwrap(), Value::Int(12)));
+    walk(&region, 1 << 20, true).unwrap();
+}
+
+#[test]
+fn rows_columns_over_anything_but_a_table_and_list_columns_over_a_table_are_refused() {
+    // A ROWS_COLUMN whose child is a list of three None.
+    let mut b = Builder::new();
+    let list = b.seq(false, &[SLOT_NONE, SLOT_NONE, SLOT_NONE]);
+    let col = b.rows_column(list, &[0, 2, 3]);
+    refuse(&finish_fixed(b, col), &["rows column child is not a table"]);
+    // A ROWS_COLUMN over the empty list slot.
+    let mut b = Builder::new();
+    let col = b.rows_column(SLOT_EMPTY_LIST, &[0, 0]);
+    refuse(&finish_fixed(b, col), &["rows column child is not a table"]);
+    // A LIST_COLUMN over a TABLE (what a ROWS_COLUMN replaces).
+    let (mut bytes, rows, _) = rows_column_region();
+    bytes[rows] = KIND_LIST_COLUMN;
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["list column child is not a list, number list or string column"]);
+    // A ROWS_COLUMN over a ROWS_COLUMN (over a table): refused at once.
+    let (bytes, rows, _) = rows_column_region();
+    let mut b = Builder::continuing(bytes.len(), 64);
+    let top = b.rows_column(rows as u64, &[0, 1, 3]);
+    let mut more = bytes.clone();
+    more.extend_from_slice(&b.into_raw());
+    put(&mut more, OFF_ROOT, top);
+    let total = more.len() as u64;
+    put(&mut more, OFF_TOTAL_LEN, total);
+    fix_checksum(&mut more);
+    refuse(&more, &["rows column child is not a table"]);
+}
+
+#[test]
+fn rows_columns_with_bad_offsets_or_a_child_after_them_are_refused() {
+    // The last offset is not the child table's row count.
+    let (mut bytes, rows, _) = rows_column_region();
+    bytes[rows + 16 + 12..rows + 16 + 16].copy_from_slice(&2u32.to_le_bytes());
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["list column offsets"]);
+    // Offsets that decrease.
+    let (mut bytes, rows, _) = rows_column_region();
+    bytes[rows + 16 + 4..rows + 16 + 8].copy_from_slice(&3u32.to_le_bytes());
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["offsets"]);
+    // The child slot pointing at the column itself.
+    let (mut bytes, rows, _) = rows_column_region();
+    put(&mut bytes, rows + 8, rows as u64);
+    fix_checksum(&mut bytes);
+    refuse(&bytes, &["child does not lie before its column"]);
 }

@@ -32,7 +32,16 @@ pub fn column(py: Python<'_>, records: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>
     let reg = region.get();
     let r: Reader<'_> = reg.reader();
     let mut values: Vec<Value<'_>> = Vec::with_capacity(seq.len());
-    if let Items::Column(Column { kind: ColumnKind::Rows { shape, cols }, start, first: 0, len }) = seq {
+    // A ROWS_COLUMN's slice of a table (some of its rows) is read row by row.
+    let table = match seq {
+        Items::Column(Column { kind: ColumnKind::Rows { shape, cols }, start, first: 0, len })
+            if start + 16 == cols =>
+        {
+            Some((shape, cols, start, len))
+        }
+        _ => None,
+    };
+    if let Some((shape, cols, start, len)) = table {
         // A table holds the field as a column already.
         let at = find_in(reg, shape, key)?.ok_or_else(|| missing(0, key))?;
         let col = r.table_column(start, cols, at).map_err(format_error)?;

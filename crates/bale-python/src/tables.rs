@@ -22,7 +22,9 @@ use crate::ffi::pylong::int_value;
 use crate::ffi::pytuple;
 use crate::ffi::pyunicode::str_units;
 
-use bale_core::layout::{str_column_fits, str_column_is_smaller, str_slot_bytes, TABLE_MAX_KEYS};
+use bale_core::layout::{
+    str_column_fits, str_column_is_smaller, str_slot_bytes, ColumnSlack, TABLE_MAX_KEYS, TABLE_MAX_NESTING,
+};
 
 /// What the scalars met so far in a column (or in its lists) have in
 /// common, with their data gathered in the same pass: the objects are
@@ -253,10 +255,17 @@ struct Gather {
     /// Every cell is a list (else every cell is a scalar; both: `mixed`).
     lists: bool,
     mixed: bool,
+    /// With `lists`: the lists' items are dicts, the rows of a table under
+    /// a ROWS_COLUMN (`child`, once the column is gathered), kept in `items`.
+    of_rows: bool,
+    /// Every cell is a dict, a row of the table that is the column
+    /// (`child`), kept in `items`.
+    of_dicts: bool,
+    child: Option<Box<ChildTable>>,
     /// With `keep_cells`: the cells (for columns of strings or mixed cells).
     cells: Vec<*mut PyObject>,
     keep_cells: bool,
-    /// With `keep_items`: the items of the list cells.
+    /// With `keep_items` (or `of_rows`): the items of the list cells.
     items: Vec<*mut PyObject>,
     keep_items: bool,
     run: Run,
@@ -266,6 +275,15 @@ struct Gather {
     rows: usize,
     /// Scalars expected (the number of rows; twice that for lists).
     hint: usize,
+}
+
+/// The table of the dicts of a column of dicts or of lists of dicts,
+/// gathered: its rows are the column's `items`.
+struct ChildTable {
+    keys: Vec<*mut PyObject>,
+    columns: Vec<Gather>,
+    /// What its bytes leave of the readers' budget (`layout::table_slack`).
+    slack: i64,
 }
 
 /// Rows whose dict and entries are loaded ahead of the row being read.
@@ -301,6 +319,9 @@ impl Gather {
         Gather {
             lists: false,
             mixed: false,
+            of_rows: false,
+            of_dicts: false,
+            child: None,
             cells: Vec::new(),
             keep_cells: false,
             items: Vec::new(),
@@ -352,6 +373,9 @@ impl Gather {
     /// the compactor's map of shared strings when it has other references):
     /// the choice `Compactor::scalars` makes.
     fn strings_as_slots(&self) -> usize {
+        if let Some(child) = &self.child {
+            return child.columns.iter().map(Gather::strings_as_slots).sum();
+        }
         let count = self.scalar_count();
         let as_column = match &self.run {
             _ if self.mixed || count == 0 => return 0,
@@ -368,6 +392,10 @@ impl Gather {
 
     /// About the bytes this column will take (strings held elsewhere aside).
     fn size_hint(&self) -> usize {
+        if let Some(child) = &self.child {
+            let table = 16 + 8 * child.keys.len() + child.columns.iter().map(Gather::size_hint).sum::<usize>();
+            return table + 16 + 4 * self.offsets.len();
+        }
         let items = match &self.run {
             Run::Strs { units, offsets, .. } => 16 + 4 * offsets.len() + units.len(),
             _ => 16 + 8 * self.scalar_count(),
@@ -376,19 +404,30 @@ impl Gather {
     }
 
     /// Adds the cell of row `i` (column `j` of `rows`); false when it is no
-    /// cell (a scalar or list of scalars).
+    /// cell (a scalar, a list of scalars, or in a column of lists whose
+    /// first item is a dict, a list of exact dicts).
     #[inline(always)]
     unsafe fn add(&mut self, obj: *mut PyObject, i: usize, rows: *mut *mut PyObject, j: usize) -> bool {
         let list = ffi::Py_TYPE(obj) == addr_of_mut!(ffi::PyList_Type);
         if i == 0 {
             self.lists = list;
+            if !list && ffi::Py_TYPE(obj) == addr_of_mut!(ffi::PyDict_Type) {
+                self.of_dicts = true;
+            }
             if list {
                 self.hint *= 2;
                 self.offsets.reserve(self.rows + 1);
                 self.offsets.push(0);
             }
         } else if list != self.lists {
+            // A scalar among lists of dicts: no column holds both.
+            if self.of_rows {
+                return false;
+            }
             self.mixed = true;
+        }
+        if self.of_rows | self.of_dicts {
+            return self.add_nested(obj);
         }
         if self.keep_cells {
             self.cells.push(obj);
@@ -401,7 +440,14 @@ impl Gather {
             let items = pylist::items(obj);
             for &item in items {
                 if !self.run.add(item, self.hint) {
-                    return false;
+                    // The first item of the column a dict: its lists are
+                    // rows of a table.
+                    let first = matches!(self.run, Run::Empty) && !self.mixed;
+                    return first && ffi::Py_TYPE(item) == addr_of_mut!(ffi::PyDict_Type) && {
+                        self.of_rows = true;
+                        self.items.reserve(self.hint);
+                        self.add_rows(obj)
+                    };
                 }
             }
             if self.keep_items {
@@ -429,6 +475,41 @@ impl Gather {
         }
         true
     }
+
+    /// Whether `obj` may be a row of this column's table: an exact dict of
+    /// as many keys as the first (dicts whose keys vary, github's payloads,
+    /// are found here, not once the whole outer table is gathered).
+    #[inline(always)]
+    unsafe fn may_be_row(&self, obj: *mut PyObject) -> bool {
+        ffi::Py_TYPE(obj) == addr_of_mut!(ffi::PyDict_Type)
+            && self.items.first().is_none_or(|&first| pydict::len(first) == pydict::len(obj))
+    }
+
+    /// Adds a cell of a column of dicts or of lists of dicts: false unless
+    /// it is an exact dict, or a list of them (their keys and values are
+    /// checked when the column's table is gathered).
+    #[inline(never)]
+    unsafe fn add_nested(&mut self, obj: *mut PyObject) -> bool {
+        if self.of_rows {
+            return self.add_rows(obj);
+        }
+        if !self.may_be_row(obj) {
+            return false;
+        }
+        self.items.push(obj);
+        true
+    }
+
+    unsafe fn add_rows(&mut self, list: *mut PyObject) -> bool {
+        let items = pylist::items(list);
+        if !items.iter().all(|&item| self.may_be_row(item)) {
+            return false;
+        }
+        self.items.extend_from_slice(items);
+        let total = self.items.len();
+        self.offsets.push(total as u32);
+        total <= u32::MAX as usize
+    }
 }
 
 /// The value of the `j`th entry of a dict with more than `j` entries.
@@ -436,12 +517,18 @@ unsafe fn cell_at(row: *mut PyObject, j: usize) -> *mut PyObject {
     pydict::items(row).nth(j).map_or(std::ptr::null_mut(), |(_, value)| value)
 }
 
-/// Whether `obj` is a cell a column gathers (`Gather::add`): a scalar
-/// `Run::add` takes, or a list of them.
+/// Whether `obj` may be a cell a column gathers (`Gather::add`): a scalar
+/// `Run::add` takes, a list of them, an exact dict or a list of them.
 #[inline]
 unsafe fn column_cell(obj: *mut PyObject) -> bool {
+    if ffi::Py_TYPE(obj) == addr_of_mut!(ffi::PyDict_Type) {
+        return true;
+    }
     if ffi::Py_TYPE(obj) == addr_of_mut!(ffi::PyList_Type) {
-        return pylist::items(obj).iter().all(|&item| column_scalar(item));
+        let items = pylist::items(obj);
+        let dict_type = addr_of_mut!(ffi::PyDict_Type);
+        return items.iter().all(|&item| column_scalar(item))
+            || items.iter().all(|&item| ffi::Py_TYPE(item) == dict_type);
     }
     column_scalar(obj)
 }
@@ -577,87 +664,43 @@ impl<'py> Compactor<'py> {
         keys: &[*mut PyObject],
         values_of_block: &mut [*mut PyObject],
     ) -> PyResult<Option<u64>> {
-        let k = keys.len();
-        let dict_type = addr_of_mut!(ffi::PyDict_Type);
-        let mut columns: Vec<Gather> = (0..k).map(|_| Gather::new(n)).collect();
-        let list_type = addr_of_mut!(ffi::PyList_Type);
-        let block_len = values_of_block.len() / k;
-        let mut start = 0;
-        while start < n {
-            let end = (start + block_len).min(n);
-            // The block's rows, one after the other (the order their
-            // objects were most likely made in): their values, loaded.
-            for i in start..end {
-                if i + DICT_AHEAD < n {
-                    prefetch(*rows.add(i + DICT_AHEAD));
-                }
-                if i + ENTRIES_AHEAD < n {
-                    let row = *rows.add(i + ENTRIES_AHEAD);
-                    if ffi::Py_TYPE(row) == dict_type {
-                        pydict::prefetch_entries(row);
-                    }
-                }
-                if i + PAIRS_AHEAD < n {
-                    let row = *rows.add(i + PAIRS_AHEAD);
-                    if ffi::Py_TYPE(row) == dict_type {
-                        pydict::prefetch_pairs(row, k);
-                    }
-                }
-                let values = &mut values_of_block[(i - start) * k..(i - start + 1) * k];
-                if !read_row(*rows.add(i), keys, values) {
-                    return Ok(None);
-                }
-                // And their second lines: a string's state and units
-                // straddle the first line's end in most of CPython's size
-                // classes (40 columns of 60-character strings: 10.5 to
-                // 7.7 ms).
-                values.iter().for_each(|&v| {
-                    prefetch(v);
-                    prefetch((v as *mut u8).wrapping_add(64) as *mut PyObject);
-                });
-            }
-            // Then each column gathers its cells of the block.
-            let held = &values_of_block[..(end - start) * k];
-            for (j, column) in columns.iter_mut().enumerate() {
-                let cell = |i: usize| held[(i - start) * k + j];
-                for i in start..end {
-                    // (Only a column whose first cell was a list holds
-                    // lists: another is mixed if it has any, written as
-                    // slots.)
-                    let lists = column.lists;
-                    if lists && i + ITEM_ARRAYS_AHEAD < end {
-                        let v = cell(i + ITEM_ARRAYS_AHEAD);
-                        if ffi::Py_TYPE(v) == list_type {
-                            prefetch(pylist::items_ptr(v) as *mut PyObject);
-                        }
-                    }
-                    if lists && i + ITEMS_AHEAD < end {
-                        let v = cell(i + ITEMS_AHEAD);
-                        if ffi::Py_TYPE(v) == list_type {
-                            pylist::items(v).iter().take(4).for_each(|&item| prefetch(item));
-                        }
-                    }
-                    if !column.add(cell(i), i, rows, j) {
-                        return Ok(None);
-                    }
-                }
-            }
-            start = end;
-        }
-        // The shape comes from the first row's keys, as for a dict.
+        // The whole tree of tables is gathered before a byte is written,
+        // so that a refusal anywhere in it writes nothing.
+        let Some(columns) = gather_rows(rows, n, keys, values_of_block, 0) else {
+            return Ok(None);
+        };
+        // The shape comes from the first row's keys, as for a dict. A key
+        // bale cannot store: the row path fails on it too, with the path of
+        // the first row in its message.
+        let Ok(shape) = self.table_shape(keys) else {
+            return Ok(None);
+        };
+        self.write_table(rows, n, shape, columns).map(Some)
+    }
+
+    /// The SHAPE of a table's keys, found again or written.
+    unsafe fn table_shape(&mut self, keys: &[*mut PyObject]) -> PyResult<u64> {
         let items = self.items.len();
         self.key_ptrs.clear();
         for &key in keys {
             self.items.push((key, std::ptr::null_mut()));
             self.key_ptrs.push(key as usize);
         }
-        let shape = self.shape_of(items, k);
+        let shape = self.shape_of(items, keys.len());
         self.truncate_items(items);
-        // A key bale cannot store: the row path fails on it too, with the
-        // path of the first row in its message.
-        let Ok(shape) = shape else {
-            return Ok(None);
-        };
+        shape
+    }
+
+    /// Writes a gathered table of `n` rows (`rows`) and the keys of
+    /// `shape`: its columns, then the TABLE object.
+    unsafe fn write_table(
+        &mut self,
+        rows: *mut *mut PyObject,
+        n: usize,
+        shape: u64,
+        columns: Vec<Gather>,
+    ) -> PyResult<u64> {
+        let k = columns.len();
         // The columns' bytes at once, rather than by doubling the buffer,
         // and the TABLE object after them with a page to spare: one byte
         // short, the next write doubled the buffer (a 20 MB region then sat
@@ -671,9 +714,129 @@ impl<'py> Compactor<'py> {
         self.strings_ahead += columns.iter().map(Gather::strings_as_slots).sum::<usize>();
         let cols = self.columns(columns, rows);
         self.strings_ahead = outer_strings_ahead;
-        Ok(Some(self.builder.table_object(n, shape, &cols?)))
+        Ok(self.builder.table_object(n, shape, &cols?))
     }
+}
 
+/// Gathers the columns of the `n` dicts at `rows`, a table `level` tables
+/// below the outermost, whose keys are `keys` (the first row's); `None`
+/// when they are no table: a row of other keys, a value no column holds,
+/// a column of lists of dicts that make no table.
+unsafe fn gather_rows(
+    rows: *mut *mut PyObject,
+    n: usize,
+    keys: &[*mut PyObject],
+    values_of_block: &mut [*mut PyObject],
+    level: usize,
+) -> Option<Vec<Gather>> {
+    let k = keys.len();
+    let dict_type = addr_of_mut!(ffi::PyDict_Type);
+    let mut columns: Vec<Gather> = (0..k).map(|_| Gather::new(n)).collect();
+    let list_type = addr_of_mut!(ffi::PyList_Type);
+    let block_len = values_of_block.len() / k;
+    let mut start = 0;
+    while start < n {
+        let end = (start + block_len).min(n);
+        // The block's rows, one after the other (the order their
+        // objects were most likely made in): their values, loaded.
+        for i in start..end {
+            if i + DICT_AHEAD < n {
+                prefetch(*rows.add(i + DICT_AHEAD));
+            }
+            if i + ENTRIES_AHEAD < n {
+                let row = *rows.add(i + ENTRIES_AHEAD);
+                if ffi::Py_TYPE(row) == dict_type {
+                    pydict::prefetch_entries(row);
+                }
+            }
+            if i + PAIRS_AHEAD < n {
+                let row = *rows.add(i + PAIRS_AHEAD);
+                if ffi::Py_TYPE(row) == dict_type {
+                    pydict::prefetch_pairs(row, k);
+                }
+            }
+            let values = &mut values_of_block[(i - start) * k..(i - start + 1) * k];
+            if !read_row(*rows.add(i), keys, values) {
+                return None;
+            }
+            // And their second lines: a string's state and units
+            // straddle the first line's end in most of CPython's size
+            // classes (40 columns of 60-character strings: 10.5 to
+            // 7.7 ms).
+            values.iter().for_each(|&v| {
+                prefetch(v);
+                prefetch((v as *mut u8).wrapping_add(64) as *mut PyObject);
+            });
+        }
+        // Then each column gathers its cells of the block.
+        let held = &values_of_block[..(end - start) * k];
+        for (j, column) in columns.iter_mut().enumerate() {
+            let cell = |i: usize| held[(i - start) * k + j];
+            for i in start..end {
+                // (Only a column whose first cell was a list holds
+                // lists: another is mixed if it has any, written as
+                // slots.)
+                let lists = column.lists;
+                if lists && i + ITEM_ARRAYS_AHEAD < end {
+                    let v = cell(i + ITEM_ARRAYS_AHEAD);
+                    if ffi::Py_TYPE(v) == list_type {
+                        prefetch(pylist::items_ptr(v) as *mut PyObject);
+                    }
+                }
+                if lists && i + ITEMS_AHEAD < end {
+                    let v = cell(i + ITEMS_AHEAD);
+                    if ffi::Py_TYPE(v) == list_type {
+                        pylist::items(v).iter().take(4).for_each(|&item| prefetch(item));
+                    }
+                }
+                if !column.add(cell(i), i, rows, j) {
+                    return None;
+                }
+            }
+        }
+        start = end;
+    }
+    // Then the tables of the columns of dicts or of lists of dicts, in key
+    // order, and what the tree's bytes leave of the readers' budget.
+    for column in columns.iter_mut().filter(|g| g.of_rows | g.of_dicts) {
+        column.child = Some(Box::new(gather_child(&mut column.items, level + 1)?));
+    }
+    (table_slack(&columns, n) >= 0).then_some(columns)
+}
+
+/// `bale_core::layout::table_slack` of gathered columns.
+fn table_slack(columns: &[Gather], n: usize) -> i64 {
+    let column = |g: &Gather| match &g.child {
+        Some(child) if g.of_dicts => ColumnSlack::Table { slack: child.slack },
+        Some(child) => ColumnSlack::Rows { lists: n, slack: child.slack },
+        None if g.lists && !g.mixed => ColumnSlack::Lists { lists: n, items: g.scalar_count() },
+        None => ColumnSlack::Scalars { cells: n },
+    };
+    bale_core::layout::table_slack(n, columns.iter().map(column))
+}
+
+/// Gathers the table of `rows` (the dicts of a column of lists of dicts),
+/// `level` tables below the outermost: `None` when they are no table, or
+/// lie too deep (`TABLE_MAX_NESTING`).
+#[inline(never)]
+unsafe fn gather_child(rows: &mut [*mut PyObject], level: usize) -> Option<ChildTable> {
+    let first = rows[0];
+    let k = pydict::len(first);
+    if level > TABLE_MAX_NESTING || k == 0 || k > TABLE_MAX_KEYS {
+        return None;
+    }
+    // The keys of the outermost table's first row were checked by `table`.
+    if !pydict::items(first).all(|(key, _)| key_runs_no_python(key)) {
+        return None;
+    }
+    let keys: Vec<*mut PyObject> = pydict::items(first).map(|(key, _)| key).collect();
+    let mut values_of_block = vec![std::ptr::null_mut(); block_rows(k).min(rows.len()) * k];
+    let columns = gather_rows(rows.as_mut_ptr(), rows.len(), &keys, &mut values_of_block, level)?;
+    let slack = table_slack(&columns, rows.len());
+    Some(ChildTable { keys, columns, slack })
+}
+
+impl<'py> Compactor<'py> {
     /// Writes the gathered columns in order: their slots. A loop, not a
     /// `collect` into a `PyResult<Vec>`, which made the vector without its
     /// capacity and kept `column` out of line (`try_process`, 4% of
@@ -690,6 +853,14 @@ impl<'py> Compactor<'py> {
     /// Writes a gathered column: lists as a LIST_COLUMN over their items,
     /// scalars by what they have in common.
     unsafe fn column(&mut self, mut g: Gather, rows: *mut *mut PyObject, j: usize) -> PyResult<u64> {
+        if let Some(child) = g.child.take() {
+            // The table of the dicts (or the lists' dicts): its shape,
+            // columns and TABLE object, then for lists the ROWS_COLUMN (the
+            // JSON source writes the same bytes in the same order).
+            let shape = self.table_shape(&child.keys)?;
+            let table = self.write_table(g.items.as_mut_ptr(), g.items.len(), shape, child.columns)?;
+            return Ok(if g.of_dicts { table } else { self.builder.rows_column(table, &g.offsets) });
+        }
         if g.mixed {
             return self.slot_column(&g.cells);
         }

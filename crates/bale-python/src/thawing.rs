@@ -901,6 +901,16 @@ impl<'a, 'py> Thaw<'a, 'py> {
         let out = owned(py, ffi::PyList_New(c.len as ffi::Py_ssize_t))?;
         let list = out.as_ptr();
         match c.kind {
+            // An item of a ROWS_COLUMN (thawed alone: a whole ROWS_COLUMN
+            // thaws its table once and slices it): its rows one by one.
+            ColumnKind::Rows { cols, .. } if c.start + 16 != cols => {
+                for i in 0..c.len {
+                    self.spend()?;
+                    let row = self.r.column_item(c, i).map_err(format_error)?;
+                    let d = self.run(row)?;
+                    ffi::PyList_SET_ITEM(list, i as ffi::Py_ssize_t, d.into_ptr());
+                }
+            }
             ColumnKind::Rows { shape, cols } => {
                 let keys = self.keys_of(Dict {
                     start: c.start,

@@ -623,9 +623,12 @@ impl SequenceIterator {
             return Ok(None);
         }
         let i = if self.reverse { n - 1 - k } else { k };
-        if let Items::Column(Column { start, first, kind: ColumnKind::Rows { shape, cols }, .. }) = self.seq {
-            // A table's row, made without decoding anything.
-            let dict = Dict { start, shape, ids: 0, values: cols, len: shape.len, row: Some(first + i), class: 0 };
+        if let Items::Column(Column { first, kind: ColumnKind::Rows { shape, cols }, .. }) = self.seq {
+            // A table's row, made without decoding anything (its table
+            // starts 16 bytes before its column slots, also where the list
+            // is a ROWS_COLUMN's slice of it).
+            let dict =
+                Dict { start: cols - 16, shape, ids: 0, values: cols, len: shape.len, row: Some(first + i), class: 0 };
             return Ok(Some(new_object(py, DictView { region: self.region.clone_ref(py), dict })?.into_any()));
         }
         let r = self.region.get().reader();

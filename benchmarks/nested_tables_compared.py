@@ -1,0 +1,103 @@
+"""Two builds of bale on records that hold dicts and lists of dicts (issue 21): the sweep's
+nested records and the JSON corpora, which a build with nested tables stores as trees of
+tables and one without stores row by row.
+
+    python benchmarks/nested_tables_compared.py OLD NEW [--rounds 3]
+
+OLD and NEW are directories a build is installed in (``pip install --target DIR .``); each
+round runs every build in a fresh process, builds taking turns, and the table gives each
+figure's range over the rounds. Every figure is the best of several calls (3 for the
+50,000 nested records, 100 for a corpus) against its baseline in the same process: msgspec's
+MessagePack encoder for compaction, ``pickle.loads`` for thaw (the GC disabled around both),
+pickle's bytes (protocol 5), and for the scan the same walk over the native objects (every
+dict's values and every list's items, through views or not). Verify is ``Region.verify()``
+in GB/s. It prints a table and writes no report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+CHILD = r"""
+import gc, json, pickle, sys, time
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(1, sys.argv[2])
+import bale, msgspec
+from bench_sweep import JSON_DIR, nested_records
+
+def best(f, k):
+    b = float("inf")
+    for _ in range(k):
+        gc.collect()
+        t = time.perf_counter()
+        x = f()
+        b = min(b, time.perf_counter() - t)
+        del x
+    return b
+
+def walk(x):
+    n, todo = 0, [x]
+    while todo:
+        y = todo.pop()
+        if isinstance(y, (dict, bale.DictView)):
+            todo.extend(y.values())
+        elif isinstance(y, (list, bale.ListView, bale.NumberListView)):
+            todo.extend(y)
+        else:
+            n += 1
+    return n
+
+data = {"nested records 50k": nested_records(50_000)}
+for name in ("citm_catalog", "twitter", "github_events"):
+    with open(f"{JSON_DIR}/{name}.json") as f:
+        data[f"{name}.json"] = json.load(f)
+gc.collect()
+gc.freeze()
+enc = msgspec.msgpack.Encoder()
+out = {}
+for name, value in data.items():
+    k = 3 if name.startswith("nested") else 100
+    region, p = bale.compact(value), pickle.dumps(value, protocol=5)
+    root = region.root
+    out[f"{name}: bytes / pickle"] = region.nbytes / len(p)
+    out[f"{name}: compact / msgspec"] = best(lambda: bale.compact(value), k) / best(lambda: enc.encode(value), k)
+    gc.disable()
+    out[f"{name}: thaw / pickle.loads"] = best(lambda: bale.thaw(root), k) / best(lambda: pickle.loads(p), k)
+    gc.enable()
+    out[f"{name}: verify, GB/s"] = region.nbytes / best(region.verify, k) / 1e9
+    out[f"{name}: scan / native"] = best(lambda: walk(root), k) / best(lambda: walk(value), k)
+print(json.dumps(out))
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("old")
+    ap.add_argument("new")
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    builds = [args.old, args.new]
+    figures: dict[str, dict[str, list[float]]] = {b: {} for b in builds}
+    for _ in range(args.rounds):
+        for b in builds:
+            run = subprocess.run([sys.executable, "-c", CHILD, b, HERE], capture_output=True, text=True)
+            if run.returncode != 0:
+                sys.exit(f"the build in {b} failed:\n{run.stderr}")
+            for name, value in json.loads(run.stdout).items():
+                figures[b].setdefault(name, []).append(value)
+    width = max(len(n) for n in figures[args.old])
+    print(f"{'figure':{width}}  {'A':>13}  {'B':>13}")
+    for name in figures[args.old]:
+        cols = [f"{min(figures[b][name]):.2f}-{max(figures[b][name]):.2f}" for b in builds]
+        print(f"{name:{width}}  {cols[0]:>13}  {cols[1]:>13}")
+    print(f"\nA = {args.old}, B = {args.new}; range over {args.rounds} rounds, builds taking turns.")
+
+
+if __name__ == "__main__":
+    main()
