@@ -16,6 +16,8 @@ import json
 import os
 import random
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 
@@ -449,3 +451,34 @@ def panel_plot(plots_dir: str, name: str, title: str, xlabel: str, ylabel: str,
     fig.savefig(os.path.join(plots_dir, filename))
     plt.close(fig)
     return filename
+
+
+def builds_in_turns(doc: str, child: str, digits: int = 3) -> None:
+    """The command line of a comparison of two builds (``OLD NEW [--rounds N]``,
+    directories a build is installed in): each round runs ``child`` (Python code that
+    prints a JSON object of figures; its arguments are the build's directory and this
+    directory) once per build in a fresh process, builds taking turns, then prints each
+    figure's range over the rounds."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("old")
+    ap.add_argument("new")
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    builds = [args.old, args.new]
+    here = os.path.dirname(os.path.abspath(__file__))
+    figures: dict[str, dict[str, list[float]]] = {b: {} for b in builds}
+    for _ in range(args.rounds):
+        for b in builds:
+            run = subprocess.run([sys.executable, "-c", child, b, here], capture_output=True, text=True)
+            if run.returncode != 0:
+                sys.exit(f"the build in {b} failed:\n{run.stderr}")
+            for name, value in json.loads(run.stdout).items():
+                figures[b].setdefault(name, []).append(value)
+    width = max(len(n) for n in figures[args.old])
+    cols = {n: [f"{min(figures[b][n]):.{digits}f}-{max(figures[b][n]):.{digits}f}" for b in builds]
+            for n in figures[args.old]}
+    col = max(len(c) for pair in cols.values() for c in pair)
+    print(f"{'figure':{width}}  {'A':>{col}}  {'B':>{col}}")
+    for name, (a, b) in cols.items():
+        print(f"{name:{width}}  {a:>{col}}  {b:>{col}}")
+    print(f"\nA = {args.old}, B = {args.new}; range over {args.rounds} rounds, builds taking turns.")

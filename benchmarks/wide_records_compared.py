@@ -15,14 +15,6 @@ and writes no report.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import subprocess
-import sys
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-
 CHILD = r"""
 import gc, json, pickle, random, sys, time
 sys.path.insert(0, sys.argv[1])
@@ -79,28 +71,7 @@ print(json.dumps(out))
 """
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("old")
-    ap.add_argument("new")
-    ap.add_argument("--rounds", type=int, default=3)
-    args = ap.parse_args()
-    builds = [args.old, args.new]
-    figures: dict[str, dict[str, list[float]]] = {b: {} for b in builds}
-    for _ in range(args.rounds):
-        for b in builds:
-            run = subprocess.run([sys.executable, "-c", CHILD, b, HERE], capture_output=True, text=True)
-            if run.returncode != 0:
-                sys.exit(f"the build in {b} failed:\n{run.stderr}")
-            for name, value in json.loads(run.stdout).items():
-                figures[b].setdefault(name, []).append(value)
-    width = max(len(n) for n in figures[args.old])
-    print(f"{'figure':{width}}  {'A':>17}  {'B':>17}")
-    for name in figures[args.old]:
-        cols = [f"{min(figures[b][name]):.3f}-{max(figures[b][name]):.3f}" for b in builds]
-        print(f"{name:{width}}  {cols[0]:>17}  {cols[1]:>17}")
-    print(f"\nA = {args.old}, B = {args.new}; range over {args.rounds} rounds, builds taking turns.")
-
-
 if __name__ == "__main__":
-    main()
+    from common import builds_in_turns
+
+    builds_in_turns(__doc__, CHILD, digits=3)
