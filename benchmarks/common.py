@@ -113,6 +113,20 @@ def recv_exact(sock: socket.socket, n: int) -> bytearray:
 # --- timing ------------------------------------------------------------------------
 
 
+def best_gc_off(f: Callable[[], object], repeat: int) -> float:
+    """Best wall time of ``f()`` over ``repeat`` runs, the GC disabled during each call and
+    its result dropped after the clock is read (the A/B scripts' measure)."""
+    b = float("inf")
+    for _ in range(repeat):
+        gc.disable()
+        t0 = time.perf_counter()
+        x = f()
+        b = min(b, time.perf_counter() - t0)
+        del x
+        gc.enable()
+    return b
+
+
 def best(f: Callable[[], object], repeat: int = 5) -> float:
     """Best wall time of ``f()`` over ``repeat`` runs, each after a gc.collect()."""
     times = []

@@ -8,30 +8,22 @@ OLD and NEW are directories a build is installed in (``pip install --target DIR 
 round runs every build in a fresh process, builds taking turns, and the table gives each
 figure's range over the rounds. Every figure is the best of several calls (3 for the
 50,000 nested records, 100 for a corpus) against its baseline in the same process: msgspec's
-MessagePack encoder for compaction, ``pickle.loads`` for thaw (the GC disabled around both),
+MessagePack encoder for compaction, ``pickle.loads`` for thaw,
 pickle's bytes (protocol 5), and for the scan the same walk over the native objects (every
 dict's values and every list's items, through views or not). Verify is ``Region.verify()``
-in GB/s. It prints a table and writes no report.
+in GB/s. The GC is disabled during every call, of bale and of the baselines alike
+(``common.best_gc_off``). It prints a table and writes no report.
 """
 
 from __future__ import annotations
 
 CHILD = r"""
-import gc, json, pickle, sys, time
+import gc, json, pickle, sys
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(1, sys.argv[2])
 import bale, msgspec
 from bench_sweep import JSON_DIR, nested_records
-
-def best(f, k):
-    b = float("inf")
-    for _ in range(k):
-        gc.collect()
-        t = time.perf_counter()
-        x = f()
-        b = min(b, time.perf_counter() - t)
-        del x
-    return b
+from common import best_gc_off as best
 
 def walk(x):
     n, todo = 0, [x]
@@ -59,9 +51,7 @@ for name, value in data.items():
     root = region.root
     out[f"{name}: bytes / pickle"] = region.nbytes / len(p)
     out[f"{name}: compact / msgspec"] = best(lambda: bale.compact(value), k) / best(lambda: enc.encode(value), k)
-    gc.disable()
     out[f"{name}: thaw / pickle.loads"] = best(lambda: bale.thaw(root), k) / best(lambda: pickle.loads(p), k)
-    gc.enable()
     out[f"{name}: verify, GB/s"] = region.nbytes / best(region.verify, k) / 1e9
     out[f"{name}: scan / native"] = best(lambda: walk(root), k) / best(lambda: walk(value), k)
 print(json.dumps(out))

@@ -16,22 +16,15 @@ and writes no report.
 from __future__ import annotations
 
 CHILD = r"""
-import gc, json, pickle, random, sys, time
+import gc, json, pickle, random, sys
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(1, sys.argv[2])
 import bale
 from bench_sweep import JSON_DIR, corpus_users, flat_records
+from common import best_gc_off
 
 def best(f, k):
-    b = float("inf")
-    for _ in range(k):
-        gc.disable()
-        t = time.perf_counter()
-        x = f()
-        b = min(b, time.perf_counter() - t)
-        del x
-        gc.enable()
-    return b * 1e3
+    return best_gc_off(f, k) * 1e3
 
 # Made first and frozen out of the collector, as the sweep does: with 200,000 other records
 # held, the thaw of the users by a build that grows each dict from empty took 12.5-13.2 ms,
