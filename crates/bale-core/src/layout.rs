@@ -15,11 +15,11 @@ pub const TABLE_MIN_ROWS: usize = 4;
 /// Records with more keys than this are written row by row.
 pub const TABLE_MAX_KEYS: usize = 64;
 
-/// Tables of the dicts in a column of lists of dicts (ROWS_COLUMN) lie at
-/// most this many below a table of the list itself; deeper, the outermost
-/// list is written row by row. It ends the gathering of a dict that holds
-/// itself (a list of it in its own values), which the row path then
-/// refuses as a cycle.
+/// Tables made of a column (its dicts, or the dicts of its lists under a
+/// ROWS_COLUMN) lie at most this many below the outermost table; deeper,
+/// the outermost list is written row by row. It ends the gathering of a
+/// dict that holds itself (in its own values, or in a list there), which
+/// the row path then refuses as a cycle.
 pub const TABLE_MAX_NESTING: usize = 8;
 
 /// What a column of a table of `n` rows holds, for `table_slack`.
