@@ -324,3 +324,31 @@ def test_the_sweeps_nested_records_are_one_tree_of_tables():
     assert "dicts" not in k, k
     assert bale.thaw(region.root) == records and region.root == records
     assert bytes(bale.compact_json(json.dumps(records))) == bytes(region)
+
+
+class _MutatingKey(str):
+    """A str key whose hash empties the list being compacted and the nested dicts it reaches."""
+
+    victims: list = []
+
+    def __hash__(self):
+        for v in self.victims:
+            v.clear()
+        return str.__hash__(self)
+
+
+@pytest.mark.parametrize("where", ["dict", "list_of_dicts"])
+def test_a_nested_key_that_runs_python_code_ends_the_table_before_it_runs(where):
+    # The gathered cells are borrowed pointers: a nested dict whose key may
+    # run Python code (a str subclass) ends the table before anything is
+    # kept; the row path then refuses the key by its class, with its path,
+    # and the records are as they were.
+    inner = [{_MutatingKey("k"): i, "v": [i]} for i in range(8)]
+    records = [{"id": i, "u": d} if where == "dict" else {"id": i, "u": [d]} for i, d in enumerate(inner)]
+    _MutatingKey.victims = [d["v"] for d in inner] + [records]
+    try:
+        with pytest.raises(bale.CompactError, match=r"root\[0\]\['u'\].*cannot compact _MutatingKey"):
+            bale.compact(records)
+    finally:
+        _MutatingKey.victims = []
+    assert len(records) == 8 and all(d["v"] == [i] for i, d in enumerate(inner))

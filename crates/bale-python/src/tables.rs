@@ -392,20 +392,19 @@ impl Gather {
 
     /// About the bytes this column will take (strings held elsewhere aside).
     fn size_hint(&self) -> usize {
-        if let Some(child) = &self.child {
-            let table = 16 + 8 * child.keys.len() + child.columns.iter().map(Gather::size_hint).sum::<usize>();
-            return table + 16 + 4 * self.offsets.len();
-        }
-        let items = match &self.run {
-            Run::Strs { units, offsets, .. } => 16 + 4 * offsets.len() + units.len(),
+        // The items: a table of the dicts, or the scalars.
+        let items = match (&self.child, &self.run) {
+            (Some(child), _) => 16 + 8 * child.keys.len() + child.columns.iter().map(Gather::size_hint).sum::<usize>(),
+            (None, Run::Strs { units, offsets, .. }) => 16 + 4 * offsets.len() + units.len(),
             _ => 16 + 8 * self.scalar_count(),
         };
         items + if self.lists { 16 + 4 * self.offsets.len() } else { 0 }
     }
 
     /// Adds the cell of row `i` (column `j` of `rows`); false when it is no
-    /// cell (a scalar, a list of scalars, or in a column of lists whose
-    /// first item is a dict, a list of exact dicts).
+    /// cell (a scalar, a list of scalars; in a column whose first cell is a
+    /// dict, an exact dict; in a column of lists whose first item is a
+    /// dict, a list of exact dicts).
     #[inline(always)]
     unsafe fn add(&mut self, obj: *mut PyObject, i: usize, rows: *mut *mut PyObject, j: usize) -> bool {
         let list = ffi::Py_TYPE(obj) == addr_of_mut!(ffi::PyList_Type);
