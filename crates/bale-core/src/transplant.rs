@@ -364,7 +364,7 @@ impl<'a> StoredValues<'_, 'a> {
                 Ok(Some(out))
             }
             // An item of a ROWS_COLUMN: some of its table's rows.
-            ColumnKind::Rows { cols, .. } if c.start + 16 != cols => {
+            ColumnKind::Rows { cols, .. } if crate::columns::is_slice(&Value::Column(c)) => {
                 self.walk.open(Cursor::SliceRows { cols, first: c.first, len: c.len, next: 0 }, identity);
                 Ok(None)
             }

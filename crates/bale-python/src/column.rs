@@ -1,5 +1,6 @@
 //! `bale.column`: one field of every record of a list, in one native pass.
 
+use bale_core::columns::is_slice;
 use bale_core::{Column, ColumnKind, Reader, Value};
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::ffi;
@@ -34,8 +35,8 @@ pub fn column(py: Python<'_>, records: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>
     let mut values: Vec<Value<'_>> = Vec::with_capacity(seq.len());
     // A ROWS_COLUMN's slice of a table (some of its rows) is read row by row.
     let table = match seq {
-        Items::Column(Column { kind: ColumnKind::Rows { shape, cols }, start, first: 0, len })
-            if start + 16 == cols =>
+        Items::Column(c @ Column { kind: ColumnKind::Rows { shape, cols }, start, first: 0, len })
+            if !is_slice(&Value::Column(c)) =>
         {
             Some((shape, cols, start, len))
         }

@@ -903,7 +903,7 @@ impl<'a, 'py> Thaw<'a, 'py> {
         match c.kind {
             // An item of a ROWS_COLUMN (thawed alone: a whole ROWS_COLUMN
             // thaws its table once and slices it): its rows one by one.
-            ColumnKind::Rows { cols, .. } if c.start + 16 != cols => {
+            ColumnKind::Rows { .. } if is_slice(&Value::Column(c)) => {
                 for i in 0..c.len {
                     self.spend()?;
                     let row = self.r.column_item(c, i).map_err(format_error)?;
