@@ -23,15 +23,15 @@ prints, for them and for the sweep's nested records (stored as a tree of tables)
   of the interned records it would be smaller as well);
 * **floors**: arithmetic on the corpus's own values, no region made. Each string costs its
   code units at CPython's width (read in place) and each dict row nothing. ``today`` prices
-  the rest as today's column kinds do: 4 bytes of offset per string of a column of one
-  width, a slot (8 bytes, units padded to a word) per string of a column of several
-  widths, 8 bytes per None, bool, int or float, 4 per list. ``narrow`` is what column
-  kinds that bale does not have would need: one byte per None or bool, an int in its
-  minimal bytes, every string at 4 bytes of offset; ``narrow, equal strings once`` counts
-  the units of equal strings once. A string object met again has its units counted once
-  in every floor (bale stores it once). Shapes, table headers and which key a row lacks
-  are not counted: the floors are below any layout of these values that keeps each one
-  readable in place.
+  the rest as today's column kinds do: a string of a column of one width code at 4 bytes
+  of offset (or as a slot, if the column's slots are smaller), of a column of several
+  widths as a slot (an inline slot, or 8 bytes and its units padded to a word); 8 bytes a
+  None, bool, int or float; 4 a list. ``narrow`` prices them as column kinds that bale
+  does not have would: one byte a None or bool, an int in its minimal bytes, every string
+  at 4 bytes of offset; ``narrow, equal strings once`` counts the units of equal strings
+  once. A string object met again has its units counted once in every floor (bale stores
+  it once). Shapes, table headers and which keys a row lacks are not counted, so no layout
+  made of the kinds a floor prices stores these values in fewer bytes.
 
 Sizes are exact (no timing). It writes no report.
 """
@@ -179,8 +179,8 @@ def main() -> None:
         reg_region = bale.compact(reg)
         reg_p = len(pickle.dumps(reg, protocol=5))
         once_region = bale.compact(interned(rows, {}))
-        units, today, narrow, narrow_once = floors(rows)
-        print(f"## {name}: {len(rows)} records, pickle {p:,} bytes, string units {units:,}")
+        all_units, today, narrow, narrow_once = floors(rows)
+        print(f"## {name}: {len(rows)} records, pickle {p:,} bytes, string units {all_units:,}")
         print(f"  as stored: {region.nbytes:>9,}  {region.nbytes / p:.2f}x  ({kinds(region)})")
         print(f"  by column (made regular): {reg_region.nbytes:>9,}  {reg_region.nbytes / reg_p:.2f}x of its own pickle "
               f"{reg_p:,}  ({kinds(reg_region)})")
