@@ -13,6 +13,7 @@ import enum
 import gc
 import json
 import math
+import pathlib
 import pickle
 import random
 import struct
@@ -1245,9 +1246,16 @@ def _corpus_rows_column():
     return bytes(region.append([region.root[2]["l"], region.root[4]]))
 
 
+def _corpus_keyed_table():
+    # A KEYED_TABLE (no writer makes one yet): rows of their own keys, a
+    # None row, a keyed table as a column and under a ROWS_COLUMN.
+    return (pathlib.Path(__file__).resolve().parents[1] / "vectors" / "read_only" / "keyed_table.bale").read_bytes()
+
+
 CORPORA = {
     "table": _corpus_table,
     "rows_column": _corpus_rows_column,
+    "keyed_table": _corpus_keyed_table,
     "grown": _corpus_grown,
     "wide_strings": _corpus_wide_strings,
     "nested_table": lambda: NESTED_TABLE_REGION,

@@ -8,7 +8,11 @@
 //! their dicts, cut the same way. All read as lists: a TABLE's items are
 //! dicts whose values come from the columns, a STR_COLUMN's items are
 //! strings, a LIST_COLUMN's and a ROWS_COLUMN's items are lists (a slice of
-//! the child). See `docs/FORMAT.md`, *Columns*.
+//! the child). A KEYED_TABLE is a TABLE whose rows name their keys: each
+//! row is None or the dict of one of its key lists (ids into its shape, as
+//! an ID_DICT's), so records whose keys vary are stored by column too; the
+//! cells a row lacks hold values no reader reads. See `docs/FORMAT.md`,
+//! *Columns*.
 
 use crate::error::{FormatError, Result};
 use crate::format::*;
@@ -28,8 +32,9 @@ pub struct Column {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ColumnKind {
     /// Rows of a TABLE: row i maps key j of `shape` to item i of the
-    /// column at slot j of `cols`.
-    Rows { shape: Table, cols: usize },
+    /// column at slot j of `cols`. Of a KEYED_TABLE when `keyed` is not 0:
+    /// the place of its key-list word (`KeyLists`), after the column slots.
+    Rows { shape: Table, cols: usize, keyed: usize },
     /// Strings of a STR_COLUMN: `offs` holds u32 code-unit offsets, the
     /// code units (of `width`) start at `units`, `total` of them.
     Strs { width: Width, offs: usize, units: usize, total: usize },
@@ -50,12 +55,14 @@ pub enum Child {
         units: usize,
         total: usize,
     },
-    /// A TABLE of `len` rows with the keys of `shape`, column slots at
-    /// `cols` (the table object starts 16 bytes before them).
+    /// A TABLE (or, `keyed` not 0, a KEYED_TABLE) of `len` rows with the
+    /// keys of `shape`, column slots at `cols` (the table object starts 16
+    /// bytes before them).
     Rows {
         len: usize,
         shape: Table,
         cols: usize,
+        keyed: usize,
     },
 }
 
@@ -81,8 +88,8 @@ impl Child {
                 len,
                 kind: ColumnKind::Strs { width, offs, units, total },
             }),
-            Child::Rows { len, shape, cols } => {
-                Value::Column(Column { start: cols - 16, first: 0, len, kind: ColumnKind::Rows { shape, cols } })
+            Child::Rows { len, shape, cols, keyed } => {
+                Value::Column(Column { start: cols - 16, first: 0, len, kind: ColumnKind::Rows { shape, cols, keyed } })
             }
         }
     }
@@ -94,6 +101,42 @@ pub fn offsets_size(n: usize) -> usize {
     pad8(4 * (n + 1))
 }
 
+/// The row byte of a KEYED_TABLE row that is None.
+pub const NONE_ROW: u8 = 0xFF;
+
+/// Where the key lists of a KEYED_TABLE of `n` rows lie. Its key-list word
+/// (at `word`, after the column slots) holds `s`, the number of key lists
+/// (1..=254), in bits 0..7 and `m`, their ids' total count, in bits 16..31
+/// (other bits zero). Then `s + 1` u16 offsets into the ids, padded to a
+/// word; the `m` id bytes, padded; and one byte per row, padded: the
+/// index of the row's key list, or `NONE_ROW`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyLists {
+    pub lists: usize,
+    pub ids_total: usize,
+    pub offs: usize,
+    pub ids: usize,
+    pub rows: usize,
+}
+
+impl KeyLists {
+    /// The layout of the key-list word `w` at `word`; None when a reserved
+    /// bit is set or there is no key list.
+    pub fn at(word: usize, w: u64) -> Option<KeyLists> {
+        let (lists, ids_total) = ((w & 0xFF) as usize, ((w >> 16) & 0xFFFF) as usize);
+        if w & !0xFFFF_00FF != 0 || lists == 0 || lists == NONE_ROW as usize {
+            return None;
+        }
+        let offs = word + 8;
+        let ids = offs + pad8(2 * (lists + 1));
+        Some(KeyLists { lists, ids_total, offs, ids, rows: ids + pad8(ids_total) })
+    }
+    /// Bytes from the key-list word to the end of the table, for `n` rows.
+    pub fn size(&self, word: usize, n: usize) -> usize {
+        self.rows + pad8(n) - word
+    }
+}
+
 impl<'a> Reader<'a> {
     /// The u32 at `pos` (inside an extent already checked).
     #[inline]
@@ -101,8 +144,9 @@ impl<'a> Reader<'a> {
         read_u32(self.buf(), pos) as usize
     }
 
-    /// A TABLE object at `off` with `n` rows (its extent not yet checked).
-    pub(crate) fn decode_table(&self, off: usize, n: usize, limit: usize) -> Result<Value<'a>> {
+    /// A TABLE (a KEYED_TABLE when `keyed`) object at `off` with `n` rows
+    /// (its extent not yet checked).
+    pub(crate) fn decode_table(&self, off: usize, n: usize, limit: usize, keyed: bool) -> Result<Value<'a>> {
         self.extent(off, 16, limit, "table object")?;
         let shape_off = self.word(off + 8)? as usize;
         if !shape_off.is_multiple_of(8) || shape_off >= off {
@@ -110,7 +154,21 @@ impl<'a> Reader<'a> {
         }
         let shape = self.shape_at(shape_off, off)?;
         self.extent(off, 16 + 8 * shape.len, limit, "table object")?;
-        Ok(Value::Column(Column { start: off, first: 0, len: n, kind: ColumnKind::Rows { shape, cols: off + 16 } }))
+        let cols = off + 16;
+        let keyed = if keyed {
+            let word = cols + 8 * shape.len;
+            self.extent(off, word + 8 - off, limit, "keyed table")?;
+            let lists = KeyLists::at(word, self.word(word)?)
+                .ok_or_else(|| bad(word, "keyed table's key-list word has no key list or a reserved bit set"))?;
+            if n > self.buf().len() {
+                return Err(bad(off, "table length does not fit in the region"));
+            }
+            self.extent(off, word + lists.size(word, n) - off, limit, "keyed table")?;
+            word
+        } else {
+            0
+        };
+        Ok(Value::Column(Column { start: off, first: 0, len: n, kind: ColumnKind::Rows { shape, cols, keyed } }))
     }
 
     /// A STR_COLUMN object at `off` with `n` strings.
@@ -161,7 +219,8 @@ impl<'a> Reader<'a> {
                 return Err(bad(off + 8, "list column child does not lie before its column"));
             }
             let kind = (self.word(at)? & 0xFF) as u8;
-            if kind == KIND_LIST_COLUMN || kind == KIND_ROWS_COLUMN || over_table != (kind == KIND_TABLE) {
+            let table = kind == KIND_TABLE || kind == KIND_KEYED_TABLE;
+            if kind == KIND_LIST_COLUMN || kind == KIND_ROWS_COLUMN || over_table != table {
                 return Err(bad(off + 8, refused));
             }
         } else if over_table {
@@ -173,8 +232,14 @@ impl<'a> Reader<'a> {
             Value::Column(Column { kind: ColumnKind::Strs { width, offs, units, total }, len, .. }) => {
                 (Child::Strs { len, width, offs, units, total }, units + pad8(total * width.unit()))
             }
-            Value::Column(Column { kind: ColumnKind::Rows { shape, cols }, len, .. }) => {
-                (Child::Rows { len, shape, cols }, cols + 8 * shape.len)
+            Value::Column(Column { kind: ColumnKind::Rows { shape, cols, keyed }, len, .. }) => {
+                let end = if keyed == 0 {
+                    cols + 8 * shape.len
+                } else {
+                    let lists = KeyLists::at(keyed, self.word(keyed)?).expect("checked by decode_table");
+                    keyed + lists.size(keyed, len)
+                };
+                (Child::Rows { len, shape, cols, keyed }, end)
             }
             _ => return Err(bad(off + 8, refused)),
         };
@@ -192,7 +257,7 @@ impl<'a> Reader<'a> {
         match c.kind {
             // A row of a slice is the row of its table (`c.start` is then
             // the ROWS_COLUMN's): one place, whichever list it is read from.
-            ColumnKind::Rows { shape, cols } => Ok(Value::Dict(Dict {
+            ColumnKind::Rows { shape, cols, keyed: 0 } => Ok(Value::Dict(Dict {
                 start: cols - 16,
                 shape,
                 ids: 0,
@@ -201,6 +266,7 @@ impl<'a> Reader<'a> {
                 row: Some(j),
                 class: 0,
             })),
+            ColumnKind::Rows { shape, cols, keyed } => self.keyed_row(shape, cols, keyed, j),
             ColumnKind::Strs { width, offs, units, total } => {
                 let (a, b) = (self.u32_at(offs + 4 * j), self.u32_at(offs + 4 * j + 4));
                 if a > b || b > total {
@@ -218,6 +284,45 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The bytes of a KEYED_TABLE's key lists and row bytes, from its
+    /// key-list word on (0 for any other column).
+    pub fn keyed_table_bytes(&self, c: Column) -> Result<usize> {
+        match c.kind {
+            ColumnKind::Rows { keyed, cols, .. } if keyed != 0 => {
+                let lists =
+                    KeyLists::at(keyed, self.word(keyed)?).ok_or_else(|| bad(keyed, "keyed table has no key list"))?;
+                // The table's own length, not a slice's.
+                let n = (self.word(cols - 16)? >> 8) as usize;
+                Ok(lists.size(keyed, n))
+            }
+            _ => Ok(0),
+        }
+    }
+
+    /// Row `j` of a KEYED_TABLE (`ColumnKind::Rows`): None, or the dict of
+    /// its key list, whose ids are checked here on every read as an
+    /// ID_DICT's are (each names a key of the shape, so a value read is
+    /// always item `j` of a column of the table).
+    fn keyed_row(&self, shape: Table, cols: usize, keyed: usize, j: usize) -> Result<Value<'a>> {
+        let lists = KeyLists::at(keyed, self.word(keyed)?).ok_or_else(|| bad(keyed, "keyed table has no key list"))?;
+        let b = self.buf()[lists.rows + j];
+        if b == NONE_ROW {
+            return Ok(Value::None);
+        }
+        let t = b as usize;
+        if t >= lists.lists {
+            return Err(bad(lists.rows + j, "keyed table row names no key list of its table"));
+        }
+        let u16_at = |p: usize| u16::from_le_bytes([self.buf()[p], self.buf()[p + 1]]) as usize;
+        let (a, e) = (u16_at(lists.offs + 2 * t), u16_at(lists.offs + 2 * t + 2));
+        if a > e || e > lists.ids_total {
+            return Err(bad(lists.offs + 2 * t, "keyed table key-list offsets decrease or run past its ids"));
+        }
+        let ids = lists.ids + a;
+        crate::id_dict::check_ids_in_table(&self.buf()[ids..ids + (e - a)], shape.len).map_err(|m| bad(ids, m))?;
+        Ok(Value::Dict(Dict { start: cols - 16, shape, ids, values: cols, len: e - a, row: Some(j), class: 0 }))
+    }
+
     /// Where item `j` of a LIST_COLUMN (offsets at `offs`, child of
     /// `child_len` items) lies in its child: `[a, b)`.
     #[inline]
@@ -229,13 +334,16 @@ impl<'a> Reader<'a> {
         Ok((a, b))
     }
 
-    /// Value `i` of a TABLE row: item `row` of column `i`.
+    /// Value `i` of a TABLE row: item `row` of the column of its key (of
+    /// column `i`, but in a KEYED_TABLE's row).
     pub(crate) fn row_value(&self, d: Dict, row: usize, i: usize) -> Result<Value<'a>> {
-        self.row_item(d, self.table_column(d.start, d.values, i)?, row, i)
+        let j = self.dict_key_index(d, i);
+        self.row_item(d, self.table_column(d.start, d.values, j)?, row, j)
     }
 
     /// Item `row` of `col`, column `i` of the table of row dict `d` (read
-    /// apart so that a caller may keep decoded columns).
+    /// apart so that a caller may keep decoded columns; `i` is the column's
+    /// index, `Reader::dict_key_index` of the value's place in `d`).
     #[inline]
     pub fn row_item(&self, d: Dict, col: Value<'a>, row: usize, i: usize) -> Result<Value<'a>> {
         match self.list_len(&col) {
@@ -296,8 +404,8 @@ pub fn slice_of<'a>(child: Child, owner: usize, a: usize, len: usize) -> Value<'
         Child::Strs { width, offs, units, total, .. } => {
             Value::Column(Column { start: owner, first: a, len, kind: ColumnKind::Strs { width, offs, units, total } })
         }
-        Child::Rows { shape, cols, .. } => {
-            Value::Column(Column { start: owner, first: a, len, kind: ColumnKind::Rows { shape, cols } })
+        Child::Rows { shape, cols, keyed, .. } => {
+            Value::Column(Column { start: owner, first: a, len, kind: ColumnKind::Rows { shape, cols, keyed } })
         }
     }
 }

@@ -109,6 +109,8 @@ pub const KIND_EXTERN: u8 = 0x24;
 /// key sequence, their items the rows of one table (see `columns`). A kind
 /// of its own so that a reader that predates it names it and refuses it.
 pub const KIND_ROWS_COLUMN: u8 = 0x25;
+/// A TABLE whose rows name their keys (key lists by id), or are None (see `columns`).
+pub const KIND_KEYED_TABLE: u8 = 0x26;
 
 /// Flavors of a record type: how a reader rebuilds its instances.
 pub const FLAVOR_DATACLASS: u64 = 1;

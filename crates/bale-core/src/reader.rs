@@ -712,7 +712,8 @@ impl<'a> Reader<'a> {
                 let w = [self.word(body)?, self.word(body + 8)?, self.word(body + 16)?, self.word(body + 24)?];
                 crate::extern_ref::decode(off, w).map(Value::Extern).map_err(|m| FormatError::at(off, m))
             }
-            KIND_TABLE => self.decode_table(off, n, limit),
+            KIND_TABLE => self.decode_table(off, n, limit, false),
+            KIND_KEYED_TABLE => self.decode_table(off, n, limit, true),
             KIND_STR_COLUMN => self.decode_str_column(off, n, limit),
             KIND_LIST_COLUMN => self.decode_list_column(off, n, limit, false),
             KIND_ROWS_COLUMN => self.decode_list_column(off, n, limit, true),

@@ -127,7 +127,8 @@ const K_DICT: usize = 21;
 const K_ID_DICT: usize = 22;
 const K_EXTERN: usize = 23;
 const K_ROWS_COLUMN: usize = 24;
-const NAMES: [&str; 25] = [
+const K_KEYED_TABLE: usize = 25;
+const NAMES: [&str; 26] = [
     "lists (floats, raw)",
     "lists (ints, raw)",
     "numpy arrays",
@@ -153,6 +154,7 @@ const NAMES: [&str; 25] = [
     "dicts (key ids)",
     "references to other segments",
     "row columns (lists of dicts, over a table)",
+    "keyed tables (lists of dicts of several key sequences, by column)",
 ];
 
 /// Walks everything reachable from `root`, each stored object once.
@@ -229,10 +231,13 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
                 (if matches!(v, Value::Set(_)) { K_SET } else { K_FROZENSET }, pad8(size) as u64)
             }
             Value::Column(c) => match c.kind {
-                ColumnKind::Rows { shape, cols } => {
+                ColumnKind::Rows { shape, cols, keyed } => {
                     use_shape(&mut st, &mut stack, shape, c.len as u64);
                     push_run(&mut stack, cols, shape.len, c.start);
-                    (K_TABLE, 16 + 8 * shape.len as u64)
+                    match r.keyed_table_bytes(c)? {
+                        0 => (K_TABLE, 16 + 8 * shape.len as u64),
+                        bytes => (K_KEYED_TABLE, (keyed + bytes - c.start) as u64),
+                    }
                 }
                 ColumnKind::Strs { width, total, .. } => {
                     (K_STR_COLUMN, (16 + offsets_size(c.len) + pad8(total * width.unit())) as u64)
@@ -386,12 +391,18 @@ mod tests {
                     (if matches!(v, Value::Set(_)) { "sets" } else { "frozensets" }, pad8(size) as u64)
                 }
                 Value::Column(c) => match c.kind {
-                    ColumnKind::Rows { shape, cols } => {
+                    ColumnKind::Rows { shape, cols, keyed } => {
                         old_use_shape(r, &mut st, &mut stack, shape, c.len as u64)?;
                         for i in (0..shape.len).rev() {
                             stack.push((r.word(cols + 8 * i)?, c.start));
                         }
-                        ("tables (lists of dicts, by column)", 16 + 8 * shape.len as u64)
+                        match r.keyed_table_bytes(c)? {
+                            0 => ("tables (lists of dicts, by column)", 16 + 8 * shape.len as u64),
+                            bytes => (
+                                "keyed tables (lists of dicts of several key sequences, by column)",
+                                (keyed + bytes - c.start) as u64,
+                            ),
+                        }
                     }
                     ColumnKind::Strs { width, total, .. } => {
                         ("string columns", (16 + offsets_size(c.len) + pad8(total * width.unit())) as u64)

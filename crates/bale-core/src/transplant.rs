@@ -41,15 +41,19 @@ enum Cursor {
     /// `len` slots at `pos` of the object at `start` (a list's or tuple's
     /// items, a dict's values, a record's fields, a table's columns).
     Slots { start: usize, pos: usize, len: usize, next: usize, around: Around },
-    /// Row `row` of the TABLE at `start` (its `len` column slots at
-    /// `cols`), copied as a plain dict of the copied shape `shape`.
-    Row { start: usize, cols: usize, len: usize, row: usize, shape: u64, next: usize },
+    /// Row `row` of the TABLE at `start` (its column slots at `cols`; its
+    /// `len` values, of columns named by the key ids at `ids` in a
+    /// KEYED_TABLE's row, else the first `len`), copied as a plain dict of
+    /// the copied shape `shape`.
+    Row { start: usize, cols: usize, ids: usize, len: usize, row: usize, shape: u64, next: usize },
     /// The LIST_COLUMN at `start` of `rows` lists: its child slot (of
     /// `child_len` items), cut by the u32 offsets at `offs`.
     ListColumn { start: usize, offs: usize, rows: usize, child_len: usize, over_table: bool, done: bool },
     /// Rows `first..first + len` of the TABLE whose column slots are at
-    /// `cols` (an item of a ROWS_COLUMN), copied as a list of plain dicts.
-    SliceRows { cols: usize, first: usize, len: usize, next: usize },
+    /// `cols` (an item of a ROWS_COLUMN, or a whole KEYED_TABLE, whose
+    /// key-list word is at `keyed`), copied as a list of plain dicts (and
+    /// Nones).
+    SliceRows { cols: usize, keyed: usize, first: usize, len: usize, next: usize },
 }
 
 /// What the slots of a `Cursor::Slots` are copied into (`Container`).
@@ -100,6 +104,9 @@ pub struct Transplant {
 struct Copied {
     /// Source offset -> destination slot of the shapes copied.
     shapes: HashMap<u64, u64>,
+    /// (Place, count) of a KEYED_TABLE's key list's ids -> the SHAPE written
+    /// for its keys (`key_list_shape`).
+    key_lists: HashMap<(usize, usize), u64>,
     /// Source slot -> destination slot of recently copied strings, bytes and
     /// big ints, direct-mapped: a repeated string is found in one probe of
     /// a table that stays in cache (an exact map of every string costs a
@@ -150,6 +157,7 @@ impl Transplant {
             walk: Walk::new(share || source_shared || src.cyclic()),
             copied: Copied {
                 shapes: HashMap::default(),
+                key_lists: HashMap::default(),
                 leaves: Vec::new(),
                 exact: (src.buf().len() <= EXACT_LEAVES_MAX_BYTES).then(HashMap::default),
                 externs: None,
@@ -262,12 +270,13 @@ impl<'a> Source for StoredValues<'_, 'a> {
                 *next += 1;
                 Some(Next::Slot(src.word(*pos + 8 * (*next - 1))?, *start))
             }
-            Cursor::Row { start, cols, len, row, next, .. } => {
+            Cursor::Row { start, cols, ids, len, row, next, .. } => {
                 if *next == *len {
                     return Ok(None);
                 }
                 *next += 1;
-                let (item, value) = row_item(src, *start, *cols, *row, *next - 1)?;
+                let j = if *ids == 0 { *next - 1 } else { src.buf()[*ids + *next - 1] as usize };
+                let (item, value) = row_item(src, *start, *cols, *row, j)?;
                 self.stashed = value;
                 Some(item)
             }
@@ -279,7 +288,7 @@ impl<'a> Source for StoredValues<'_, 'a> {
                 *done = true;
                 Some(Next::Slot(src.word(*start + 8)?, *start))
             }
-            Cursor::SliceRows { cols, first, len, next } => {
+            Cursor::SliceRows { cols, keyed, first, len, next } => {
                 if *next == *len {
                     return Ok(None);
                 }
@@ -292,7 +301,7 @@ impl<'a> Source for StoredValues<'_, 'a> {
                     start: table,
                     first: 0,
                     len: *first + *len,
-                    kind: ColumnKind::Rows { shape, cols: *cols },
+                    kind: ColumnKind::Rows { shape, cols: *cols, keyed: *keyed },
                 };
                 self.stashed = Some(src.column_item(rows, *first + *next - 1)?);
                 Some(Next::Stashed)
@@ -322,9 +331,9 @@ impl<'a> StoredValues<'_, 'a> {
     /// A value without a slot: a leaf, or a row or slice (a container).
     fn visit_value(&mut self, v: Value<'a>) -> Result<Option<u64>> {
         match v {
-            Value::Dict(Dict { row: Some(row), start, values, len, shape, .. }) => {
-                let shape = self.shape(shape)?;
-                self.walk.open(Cursor::Row { start, cols: values, len, row, shape, next: 0 }, NO_IDENTITY);
+            Value::Dict(d @ Dict { row: Some(row), start, values, len, ids, .. }) => {
+                let shape = if ids == 0 { self.shape(d.shape)? } else { self.key_list_shape(d)? };
+                self.walk.open(Cursor::Row { start, cols: values, ids, len, row, shape, next: 0 }, NO_IDENTITY);
                 Ok(None)
             }
             Value::List(seq) if seq.len > 0 => {
@@ -363,9 +372,11 @@ impl<'a> StoredValues<'_, 'a> {
                 self.walk.keep(identity, out);
                 Ok(Some(out))
             }
-            // An item of a ROWS_COLUMN: some of its table's rows.
-            ColumnKind::Rows { cols, .. } if crate::columns::is_slice(&Value::Column(c)) => {
-                self.walk.open(Cursor::SliceRows { cols, first: c.first, len: c.len, next: 0 }, identity);
+            // An item of a ROWS_COLUMN, some of its table's rows; or a
+            // KEYED_TABLE, whose rows are copied one by one (the key lists
+            // are not: a keyed table's are the writer's to choose).
+            ColumnKind::Rows { cols, keyed, .. } if keyed != 0 || crate::columns::is_slice(&Value::Column(c)) => {
+                self.walk.open(Cursor::SliceRows { cols, keyed, first: c.first, len: c.len, next: 0 }, identity);
                 Ok(None)
             }
             ColumnKind::Rows { shape, .. } => {
@@ -522,6 +533,18 @@ impl<'a> StoredValues<'_, 'a> {
             slots.push(self.key_at(slot, v, 1)?);
         }
         Ok(self.dst.shape(&slots, &hashes))
+    }
+
+    /// The SHAPE of the keys of a KEYED_TABLE's row `d`, written once for
+    /// each of the table's key lists. A list is known by where its ids lie
+    /// and their count: an empty list starts where the next one does.
+    fn key_list_shape(&mut self, d: Dict) -> Result<u64> {
+        if let Some(&out) = self.copied.key_lists.get(&(d.ids, d.len)) {
+            return Ok(out);
+        }
+        let out = self.keys_shape(d)?;
+        self.copied.key_lists.insert((d.ids, d.len), out);
+        Ok(out)
     }
 
     /// The ids of the source's ID_DICT whose ids are at `pos`.

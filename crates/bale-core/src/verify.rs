@@ -537,10 +537,13 @@ impl<'a> Verifier<'a> {
     fn check_column(&mut self, c: Column) -> Result<()> {
         let r = self.r;
         match c.kind {
-            ColumnKind::Rows { shape, cols } => {
+            ColumnKind::Rows { shape, cols, keyed } => {
                 if !self.shareable.test_and_set(shape.start / 8) {
                     self.check_table(shape)?;
                     self.push_slots(shape.pos, shape.len, shape.start)?;
+                }
+                if keyed != 0 {
+                    check_key_lists(&r, keyed, shape.len, c.len)?;
                 }
                 for i in 0..shape.len {
                     let col = r.table_column(c.start, cols, i)?;
@@ -593,6 +596,41 @@ impl<'a> Verifier<'a> {
     fn check_table(&mut self, t: Table) -> Result<()> {
         check_table_with(&self.r, t, &mut self.table_hashes, &mut self.key_hashes)
     }
+}
+
+/// A KEYED_TABLE's key lists (key-list word at `word`) over a shape of `k`
+/// keys, for `n` rows: offsets from 0 to the id count, each list's ids
+/// keys of the shape and distinct, each row byte a list or None, and the
+/// padding zero. (A reader checks a row's list and ids on every read.)
+fn check_key_lists(r: &Reader<'_>, word: usize, k: usize, n: usize) -> Result<()> {
+    use crate::columns::{KeyLists, NONE_ROW};
+    let buf = r.buf();
+    let lists =
+        KeyLists::at(word, r.word(word)?).ok_or_else(|| FormatError::at(word, "keyed table has no key list"))?;
+    let off = |t: usize| u16::from_le_bytes([buf[lists.offs + 2 * t], buf[lists.offs + 2 * t + 1]]) as usize;
+    if off(0) != 0 || off(lists.lists) != lists.ids_total {
+        return Err(FormatError::at(lists.offs, "keyed table key-list offsets do not run from 0 to its id count"));
+    }
+    let zero = |from: usize, to: usize| buf[from..to].iter().all(|&b| b == 0);
+    if !zero(lists.offs + 2 * (lists.lists + 1), lists.ids)
+        || !zero(lists.ids + lists.ids_total, lists.rows)
+        || !zero(lists.rows + n, lists.rows + pad8(n))
+    {
+        return Err(FormatError::at(word, "keyed table has non-zero padding"));
+    }
+    if let Some(t) = (0..lists.lists).find(|&t| off(t) > off(t + 1)) {
+        return Err(FormatError::at(lists.offs + 2 * t, "keyed table key-list offsets decrease"));
+    }
+    for t in 0..lists.lists {
+        let (a, e) = (off(t), off(t + 1));
+        let ids = &buf[lists.ids + a..lists.ids + e];
+        crate::id_dict::check_ids_in_table(ids, k).map_err(|m| FormatError::at(lists.ids + a, m))?;
+        crate::id_dict::check_ids_distinct(ids, &[]).map_err(|m| FormatError::at(lists.ids + a, m))?;
+    }
+    if let Some(i) = buf[lists.rows..lists.rows + n].iter().position(|&b| b != NONE_ROW && b as usize >= lists.lists) {
+        return Err(FormatError::at(lists.rows + i, "keyed table row names no key list of its table"));
+    }
+    Ok(())
 }
 
 /// Entries of `Verifier::key_hashes`, a direct-mapped table.

@@ -353,6 +353,32 @@ impl Builder {
         off as u64
     }
 
+    /// A KEYED_TABLE of `row_lists.len()` rows over the key table at
+    /// `shape`: its column slots (each a list-like of as many items, written
+    /// before), then its key lists (`key_lists`, each the ids of its keys in
+    /// the key table, in the row's order; 1 to 254 lists of up to 255 ids),
+    /// then one byte per row, the index of its key list or
+    /// `columns::NONE_ROW` for a None.
+    pub fn keyed_table_object(&mut self, shape: u64, cols: &[u64], key_lists: &[&[u8]], row_lists: &[u8]) -> u64 {
+        let off = self.len();
+        let ids: Vec<u8> = key_lists.concat();
+        self.put(header_word(KIND_KEYED_TABLE, row_lists.len() as u64));
+        self.put(shape);
+        self.put_slots(cols);
+        self.put(key_lists.len() as u64 | (ids.len() as u64) << 16);
+        let mut offsets = Vec::with_capacity(2 * (key_lists.len() + 1));
+        let mut at = 0u16;
+        offsets.extend_from_slice(&at.to_le_bytes());
+        for list in key_lists {
+            at += list.len() as u16;
+            offsets.extend_from_slice(&at.to_le_bytes());
+        }
+        self.put_padded(&offsets);
+        self.put_padded(&ids);
+        self.put_padded(row_lists);
+        off as u64
+    }
+
     /// A STR_COLUMN: string i is `units[offsets[i]..offsets[i+1]]` (in code
     /// units of `width`, the smallest width of every string in it).
     pub fn str_column(&mut self, width: Width, offsets: &[u32], units: &[u8]) -> u64 {

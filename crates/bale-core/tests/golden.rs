@@ -988,6 +988,11 @@ fn readme() -> String {
          file's bytes. Set elements are small non-negative ints (or a single\n\
          element), so CPython iterates them in the order written here.\n\
          \n\
+         `read_only/` holds regions that readers must read but that bale's writers\n\
+         do not make yet (a KEYED_TABLE), each built by hand in `golden.rs`\n\
+         (`read_only_vectors`), with their values in `read_only/vectors.json`;\n\
+         `tests/unit/test_keyed_tables.py` reads them.\n\
+         \n\
          Print any of them with\n\
          `cargo run -p bale-core --example read_region -- tests/vectors/NAME.bale`.\n\
          \n\
@@ -1117,5 +1122,100 @@ fn format_md_example_is_dict_small() {
             Some(b) => assert_eq!(built[off], *b, "byte 0x{off:02x} of the FORMAT.md example"),
             None => assert!((0x28..0x40).contains(&off) && built[off] == 0, "byte 0x{off:02x} not in the dump"),
         }
+    }
+}
+
+// ------------------------------------------------- vectors only for readers
+
+/// Regions that readers of version 1 must read but that bale's writers do
+/// not make (yet): each is built here by hand, and `tests/vectors/read_only/`
+/// holds its file and `vectors.json` its value, for the Python suite.
+fn read_only_vectors() -> Vec<(&'static str, Vec<u8>, Py)> {
+    vec![("keyed_table", keyed_table_vector(), keyed_table_value())]
+}
+
+/// A KEYED_TABLE (kind 0x26): rows of their own keys and orders, a None
+/// row, a row of no key; a column of dicts that is a keyed table itself
+/// (its rows for cells a row lacks have no key), and a ROWS_COLUMN over a
+/// keyed table with a None row.
+fn keyed_table_value() -> Py {
+    let login = |x: &str| (s("login"), s(x));
+    list(vec![
+        dict(vec![
+            (s("id"), i(1)),
+            (s("name"), s("a")),
+            (s("tags"), list(vec![dict(vec![(s("t"), s("x"))]), Py::None])),
+        ]),
+        Py::None,
+        dict(vec![(s("org"), dict(vec![login("o")])), (s("id"), i(3))]),
+        dict(vec![]),
+        dict(vec![(s("id"), i(5)), (s("name"), s("é")), (s("org"), dict(vec![login("p"), (s("url"), Py::None)]))]),
+    ])
+}
+
+fn keyed_table_vector() -> Vec<u8> {
+    let mut b = Builder::new();
+    let shape = |b: &mut Builder, keys: &[&str]| {
+        let slots: Vec<u64> = keys.iter().map(|k| b.str_utf8(k)).collect();
+        let hashes: Vec<u64> = keys.iter().map(|k| hash::hash_str_units(k.as_bytes())).collect();
+        b.shape(&slots, &hashes)
+    };
+    let ids = b.num_list(false, &[1, 0, 3, 0, 5]);
+    let (a, e) = (b.str_utf8("a"), b.str_utf8("é"));
+    let names = b.seq(false, &[a, SLOT_NONE, SLOT_NONE, SLOT_NONE, e]);
+    // The org column: a keyed table of five rows, those of rows lacking it of no key.
+    let org_keys = shape(&mut b, &["login", "url"]);
+    let (o, p) = (b.str_utf8("o"), b.str_utf8("p"));
+    let logins = b.seq(false, &[SLOT_NONE, SLOT_NONE, o, SLOT_NONE, p]);
+    let urls = b.seq(false, &[SLOT_NONE; 5]);
+    let orgs = b.keyed_table_object(org_keys, &[logins, urls], &[&[], &[0], &[0, 1]], &[0, 0, 1, 0, 2]);
+    // The tags column: the first row's list of a dict and a None, the others empty.
+    let t_keys = shape(&mut b, &["t"]);
+    let x = b.str_utf8("x");
+    let ts = b.seq(false, &[x, SLOT_NONE]);
+    let tag_rows = b.keyed_table_object(t_keys, &[ts], &[&[0]], &[0, 0xFF]);
+    let tags = b.rows_column(tag_rows, &[0, 2, 2, 2, 2, 2]);
+    let keys = shape(&mut b, &["id", "name", "org", "tags"]);
+    let table = b.keyed_table_object(
+        keys,
+        &[ids, names, orgs, tags],
+        &[&[0, 1, 3], &[2, 0], &[], &[0, 1, 2]],
+        &[0, 0xFF, 1, 2, 3],
+    );
+    b.finish(table)
+}
+
+fn read_only_dir() -> PathBuf {
+    vectors_dir().join("read_only")
+}
+
+fn read_only_json() -> String {
+    let entries: Vec<String> = read_only_vectors()
+        .iter()
+        .map(|(name, _, v)| format!("  {{\"name\": \"{}\", \"python\": \"{}\"}}", name, json_escape(&py(v))))
+        .collect();
+    format!("[\n{}\n]\n", entries.join(",\n"))
+}
+
+#[test]
+#[ignore]
+fn regenerate_read_only_vectors() {
+    let dir = read_only_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, bytes, _) in read_only_vectors() {
+        std::fs::write(dir.join(format!("{name}.bale")), bytes).unwrap();
+    }
+    std::fs::write(dir.join("vectors.json"), read_only_json()).unwrap();
+}
+
+#[test]
+fn read_only_vectors_match_and_read_back() {
+    let json = std::fs::read_to_string(read_only_dir().join("vectors.json")).unwrap();
+    assert_eq!(json, read_only_json(), "tests/vectors/read_only/vectors.json is stale");
+    for (name, bytes, v) in read_only_vectors() {
+        let file = std::fs::read(read_only_dir().join(format!("{name}.bale"))).unwrap();
+        assert!(file == bytes, "read_only/{name}.bale differs from what is built for it (regenerate)");
+        let region = Region::new_verified(&file).unwrap_or_else(|e| panic!("{name}: {e}"));
+        check(&region.reader, region.root().unwrap(), &v, name);
     }
 }

@@ -179,7 +179,7 @@ fn walk(region: &Region<'_>, budget: usize, strict: bool) -> Result<usize, Forma
                     if let Value::Str(s) = k {
                         let found = r.find_str(d.shape, s.width, s.units())?;
                         if strict {
-                            assert_eq!(found, Some(i), "find_str of key {i}");
+                            assert_eq!(found, Some(r.dict_key_index(d, i)), "find_str of key {i}");
                         }
                         let text = s.to_string_lossy();
                         let looked = lookup_str(&r, d, &text)?;
@@ -191,7 +191,7 @@ fn walk(region: &Region<'_>, budget: usize, strict: bool) -> Result<usize, Forma
                     if let Ok(kh) = hash_value(&r, k, 0) {
                         let found = r.find(d.shape, kh, |c| values_eq(&r, k, &r, c))?;
                         if strict && values_eq(&r, k, &r, k)? {
-                            assert_eq!(found, Some(i), "key {i} by hash");
+                            assert_eq!(found, Some(r.dict_key_index(d, i)), "key {i} by hash");
                         }
                     } else if strict {
                         panic!("unhashable key in a verified region");
@@ -648,7 +648,7 @@ fn invalid_tag_and_constants() {
 
 #[test]
 fn unknown_object_kinds() {
-    for kind in [0x00u8, 0x26, 0x7F, 0xFF] {
+    for kind in [0x00u8, 0x27, 0x7F, 0xFF] {
         let bytes = raw_region(&[header_word(kind, 0), 0], 64, 0);
         refuse(&bytes, &["kind"]);
         // Also as a list element.
@@ -1909,4 +1909,125 @@ fn rows_columns_with_bad_offsets_or_a_child_after_them_are_refused() {
     put(&mut bytes, rows + 8, rows as u64);
     fix_checksum(&mut bytes);
     refuse(&bytes, &["child does not lie before its column"]);
+}
+
+/// A KEYED_TABLE of four rows over the keys id, name, org: `{id: 1, name:
+/// "a"}`, None, `{org: "x", id: 3}` (its own key order), `{}`. Returns the
+/// region, the table's offset and the place of its key-list word.
+fn keyed_table_region() -> (Vec<u8>, usize, usize) {
+    let mut b = Builder::new();
+    let key = |b: &mut Builder, k: &str| (b.str_utf8(k), hash::hash_str_units(k.as_bytes()));
+    let (kid, hid) = key(&mut b, "id");
+    let (kname, hname) = key(&mut b, "name");
+    let (korg, horg) = key(&mut b, "org");
+    let shape = b.shape(&[kid, kname, korg], &[hid, hname, horg]);
+    let ids = b.num_list(false, &[1, 0, 3, 0]);
+    let a = b.str_utf8("a");
+    let names = b.seq(false, &[a, SLOT_NONE, SLOT_NONE, SLOT_NONE]);
+    let x = b.str_utf8("x");
+    let orgs = b.seq(false, &[SLOT_NONE, SLOT_NONE, x, SLOT_NONE]);
+    let table = b.keyed_table_object(shape, &[ids, names, orgs], &[&[0, 1], &[2, 0], &[]], &[0, 0xFF, 1, 2]);
+    (b.finish(table), table as usize, table as usize + 16 + 3 * 8)
+}
+
+fn key_text(r: &Reader<'_>, d: bale_core::reader::Dict, i: usize) -> String {
+    let Value::Str(s) = r.dict_key(d, i).unwrap() else { panic!("a string key") };
+    s.to_string_lossy()
+}
+
+#[test]
+fn keyed_table_rows_are_dicts_of_their_own_keys_or_none() {
+    let (bytes, table, _) = keyed_table_region();
+    let region = Region::new_verified(&bytes).unwrap();
+    let r = region.reader;
+    let Value::Column(t) = region.root().unwrap() else { panic!("a table") };
+    assert_eq!(t.len, 4);
+    let Value::Dict(row0) = r.column_item(t, 0).unwrap() else { panic!("a row") };
+    assert_eq!((row0.len, row0.start, row0.row), (2, table, Some(0)));
+    assert_eq!((key_text(&r, row0, 0), key_text(&r, row0, 1)), ("id".into(), "name".into()));
+    assert!(matches!(r.dict_value(row0, 0).unwrap(), Value::Int(1)));
+    assert!(matches!(r.dict_value(row0, 1).unwrap(), Value::Str(s) if s.to_string_lossy() == "a"));
+    // A key of the table that the row lacks is not found in it.
+    let found = |d, k: &str| lookup_str(&r, d, k).unwrap().is_some();
+    assert!(found(row0, "name") && !found(row0, "org"));
+    assert!(matches!(r.column_item(t, 1).unwrap(), Value::None));
+    let Value::Dict(row2) = r.column_item(t, 2).unwrap() else { panic!("a row") };
+    assert_eq!((key_text(&r, row2, 0), key_text(&r, row2, 1)), ("org".into(), "id".into()));
+    assert!(matches!(r.dict_value(row2, 0).unwrap(), Value::Str(s) if s.to_string_lossy() == "x"));
+    assert!(matches!(r.dict_value(row2, 1).unwrap(), Value::Int(3)));
+    assert!(found(row2, "org") && !found(row2, "name"));
+    let Value::Dict(row3) = r.column_item(t, 3).unwrap() else { panic!("a row") };
+    assert_eq!(row3.len, 0);
+    walk(&region, 1 << 20, true).unwrap();
+    // Rows of one key list are equal dicts whatever the table; a row is not
+    // equal to one with another key set.
+    assert!(values_eq(&r, Value::Dict(row0), &r, Value::Dict(row0)).unwrap());
+    assert!(!values_eq(&r, Value::Dict(row0), &r, Value::Dict(row2)).unwrap());
+}
+
+#[test]
+fn rows_columns_over_a_keyed_table_read_its_rows() {
+    let (bytes, table, _) = keyed_table_region();
+    let mut b = Builder::continuing(bytes.len(), 64);
+    let col = b.rows_column(table as u64, &[0, 3, 4]);
+    let mut more = bytes.clone();
+    more.extend_from_slice(&b.into_raw());
+    put(&mut more, OFF_ROOT, col);
+    let total = more.len() as u64;
+    put(&mut more, OFF_TOTAL_LEN, total);
+    fix_checksum(&mut more);
+    let region = Region::new_verified(&more).unwrap();
+    let r = region.reader;
+    let Value::Column(c) = region.root().unwrap() else { panic!("a column") };
+    let Value::Column(first) = r.column_item(c, 0).unwrap() else { panic!("a slice") };
+    assert_eq!(first.len, 3);
+    assert!(matches!(r.column_item(first, 1).unwrap(), Value::None));
+    let Value::Column(last) = r.column_item(c, 1).unwrap() else { panic!("a slice") };
+    assert!(matches!(r.column_item(last, 0).unwrap(), Value::Dict(d) if d.len == 0));
+    walk(&region, 1 << 20, true).unwrap();
+}
+
+#[test]
+fn keyed_tables_with_bad_key_lists_or_row_bytes_are_refused() {
+    let (bytes, _, word) = keyed_table_region();
+    let lists = word + 8;
+    let ids = lists + 8;
+    let rows = ids + 8;
+    let forge = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = bytes.clone();
+        f(&mut b);
+        fix_checksum(&mut b);
+        b
+    };
+    // A row naming a key list the table does not have (3 lists: 0..=2).
+    refuse(&forge(&|b| b[rows + 1] = 3), &["row names no key list"]);
+    // An id beyond the key table (3 keys).
+    refuse(&forge(&|b| b[ids] = 3), &["beyond its key table"]);
+    // One key twice in a list.
+    refuse(&forge(&|b| b[ids + 1] = 0), &["one key id twice"]);
+    // Offsets that decrease, or do not end at the id count.
+    refuse(&forge(&|b| b[lists + 2] = 5), &["key-list offsets"]);
+    refuse(&forge(&|b| b[lists + 6] = 3), &["key-list offsets"]);
+    // A reserved bit of the key-list word, or no key list at all.
+    refuse(&forge(&|b| b[word + 1] = 1), &["key-list word"]);
+    refuse(&forge(&|b| b[word] = 0), &["key-list word"]);
+    // Padding after the row bytes.
+    refuse(&forge(&|b| b[rows + 5] = 1), &["non-zero padding"]);
+    // A reader refuses a bad row or id on every read, verified or not.
+    for bad in [forge(&|b| b[rows + 1] = 3), forge(&|b| b[ids] = 3)] {
+        let region = Region::new(&bad).unwrap();
+        let Value::Column(t) = region.root().unwrap() else { panic!("a table") };
+        let e = (0..4).find_map(|i| region.reader.column_item(t, i).err()).expect("a refused row");
+        assert!(e.to_string().contains("keyed table") || e.to_string().contains("key table"), "{e}");
+    }
+}
+
+#[test]
+fn a_keyed_table_column_shorter_than_its_rows_is_refused() {
+    let mut b = Builder::new();
+    let (k, h) = (b.str_utf8("k"), hash::hash_str_units(b"k"));
+    let shape = b.shape(&[k], &[h]);
+    let col = b.num_list(false, &[1, 2]);
+    let table = b.keyed_table_object(shape, &[col], &[&[0]], &[0, 0, 0]);
+    refuse(&finish_fixed(b, table), &["table column is not a list as long as its table"]);
 }

@@ -33,9 +33,10 @@ pub fn column(py: Python<'_>, records: &Bound<'_, PyAny>, key: &Bound<'_, PyAny>
     let reg = region.get();
     let r: Reader<'_> = reg.reader();
     let mut values: Vec<Value<'_>> = Vec::with_capacity(seq.len());
-    // A ROWS_COLUMN's slice of a table (some of its rows) is read row by row.
+    // A ROWS_COLUMN's slice of a table (some of its rows) is read row by
+    // row, and so is a KEYED_TABLE (its rows lack keys, or are None).
     let table = match seq {
-        Items::Column(c @ Column { kind: ColumnKind::Rows { shape, cols }, start, first: 0, len })
+        Items::Column(c @ Column { kind: ColumnKind::Rows { shape, cols, keyed: 0 }, start, first: 0, len })
             if !is_slice(&Value::Column(c)) =>
         {
             Some((shape, cols, start, len))

@@ -97,7 +97,8 @@ fn column<'a>(
     })
 }
 
-/// Value `i` of the row dict `d` (`d.row` is set, `i < d.len`).
+/// Value `i` of the row dict `d` (`d.row` is set, `i < d.len`): item
+/// `row` of the column of its key (a KEYED_TABLE's row names its keys).
 #[inline]
 pub fn row_value<'a>(
     py: Python<'_>,
@@ -107,6 +108,7 @@ pub fn row_value<'a>(
     row: usize,
     i: usize,
 ) -> bale_core::Result<Value<'a>> {
+    let i = r.dict_key_index(d, i);
     match column(py, region, r, d, i)? {
         Ok(col) => r.row_item(d, col.value(), row, i),
         Err(not_a_list) => r.row_item(d, not_a_list, row, i),
@@ -119,6 +121,7 @@ pub fn row_value<'a>(
 pub fn row_value_to_py(py: Python<'_>, region: &Py<Region>, d: Dict, row: usize, i: usize) -> PyResult<Py<PyAny>> {
     let reg = region.get();
     let r = reg.reader();
+    let i = r.dict_key_index(d, i);
     let col = column(py, reg, &r, d, i).map_err(format_error)?;
     match col {
         Ok(Decoded::Items(Column { start, first, len, kind: ColumnKind::Lists { child, offs } })) if row < len => {

@@ -911,7 +911,7 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     ffi::PyList_SET_ITEM(list, i as ffi::Py_ssize_t, d.into_ptr());
                 }
             }
-            ColumnKind::Rows { shape, cols } => {
+            ColumnKind::Rows { shape, cols, keyed } => {
                 let keys = self.keys_of(Dict {
                     start: c.start,
                     shape,
@@ -928,6 +928,34 @@ impl<'a, 'py> Thaw<'a, 'py> {
                         return Err(malformed("table column is not a list as long as its table"));
                     }
                     columns.push(self.run(col)?);
+                }
+                if keyed != 0 {
+                    // A KEYED_TABLE: each row None, or a dict of its own
+                    // keys (ids into the shape), in its own order, from
+                    // the columns made whole above (the cells a row lacks
+                    // were made and are let go of with their columns).
+                    for i in 0..c.len {
+                        self.spend()?;
+                        let item = match self.r.column_item(c, i).map_err(format_error)? {
+                            Value::Dict(d) => {
+                                let d_obj = owned(py, ffi::PyDict_New())?;
+                                for place in 0..d.len {
+                                    let j = self.r.dict_key_index(d, place);
+                                    let v = crate::ffi::pylist::item(columns[j].as_ptr(), c.first + i);
+                                    if ffi::PyDict_SetItem(d_obj.as_ptr(), self.keys[keys + j], v) != 0 {
+                                        return Err(PyErr::fetch(py));
+                                    }
+                                }
+                                d_obj.into_ptr()
+                            }
+                            _ => {
+                                ffi::Py_IncRef(ffi::Py_None());
+                                ffi::Py_None()
+                            }
+                        };
+                        ffi::PyList_SET_ITEM(list, i as ffi::Py_ssize_t, item);
+                    }
+                    return Ok(out.into_ptr());
                 }
                 // In a large table, the values were made a whole column ago,
                 // out of cache: they are loaded a few rows ahead, and a column

@@ -623,7 +623,7 @@ impl SequenceIterator {
             return Ok(None);
         }
         let i = if self.reverse { n - 1 - k } else { k };
-        if let Items::Column(Column { first, kind: ColumnKind::Rows { shape, cols }, .. }) = self.seq {
+        if let Items::Column(Column { first, kind: ColumnKind::Rows { shape, cols, keyed: 0 }, .. }) = self.seq {
             // A table's row, made without decoding anything (its table
             // starts 16 bytes before its column slots, also where the list
             // is a ROWS_COLUMN's slice of it).
