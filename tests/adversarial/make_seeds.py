@@ -2,9 +2,10 @@
 
     .venv/bin/python tests/adversarial/make_seeds.py
 
-* ``crates/bale-core/fuzz/seeds/``: the golden vectors (``tests/vectors``)
-  and the regions below, for ``make fuzz-core``;
-* ``tests/adversarial/seeds/``: the regions below, for ``make fuzz-binding``.
+* ``crates/bale-core/fuzz/seeds/``: the golden vectors (``tests/vectors``,
+  ``tests/vectors/read_only``) and the regions below, for ``make fuzz-core``;
+* ``tests/adversarial/seeds/``: the regions below and the read-only
+  vectors, for ``make fuzz-binding``.
 
 Each seed is one whole region, small (a few KB at most) so that libFuzzer's
 input length limit stays low and every run is fast. The regions cover each
@@ -144,8 +145,10 @@ def main() -> None:
             if "only that store reads this value" not in str(e):
                 raise
     vectors = [p.read_bytes() for p in sorted((ROOT / "tests" / "vectors").glob("*.bale"))]
-    write(CORE_SEEDS, vectors + made)
-    write(BINDING_SEEDS, made)
+    # Kinds no writer makes yet (a KEYED_TABLE): only their hand-built vectors hold them.
+    read_only = [p.read_bytes() for p in sorted((ROOT / "tests" / "vectors" / "read_only").glob("*.bale"))]
+    write(CORE_SEEDS, vectors + read_only + made)
+    write(BINDING_SEEDS, made + read_only)
     for d in (CORE_SEEDS, BINDING_SEEDS):
         files = list(d.iterdir())
         print(f"{d.relative_to(ROOT)}: {len(files)} seeds, {sum(f.stat().st_size for f in files)} bytes")

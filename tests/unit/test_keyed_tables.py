@@ -86,12 +86,15 @@ def test_to_json_pickle_and_copies():
     assert json.loads(bale.to_json(region.root)) == EXPECTED
     assert pickle.loads(pickle.dumps(region.root)) == EXPECTED
     assert pickle.loads(pickle.dumps(region.root[2])) == EXPECTED[2]
-    # Copies (compacting the view, appending it) store the rows as dicts.
+    # Copies (compacting the view, appending it) keep the keyed tables.
     for copy in (region.compacted(), bale.compact(0).append(region.root), bale.compact(region.root)):
         copy.verify()
         assert_same(bale.thaw(copy.root), EXPECTED)
-    copied = bale._bale.region_stats(region.compacted(), top=0)["kinds"]
-    assert not any(k.startswith("keyed tables") for k in copied)
+        copied = bale._bale.region_stats(copy, top=0)["kinds"]
+        assert copied["keyed tables (lists of dicts of several key sequences, by column)"][0] == 3
+    # A row alone is copied as a dict.
+    one = bale.compact(region.root[2])
+    assert list(one.root) == ["org", "id"] and one.root == EXPECTED[2]
 
 
 def test_a_store_copies_a_keyed_table(tmp_path):

@@ -54,6 +54,10 @@ pub enum Container {
     /// A LIST_COLUMN (a ROWS_COLUMN when `rows`: its child is a TABLE):
     /// one child (the flattened items) cut by `offsets`.
     ListColumn { offsets: Vec<u32>, rows: bool },
+    /// A KEYED_TABLE with the keys of the shape at `shape`, its key lists
+    /// `lists` and each row's `row_lists` (see `columns::KeyLists`); the
+    /// children are its columns.
+    KeyedTable { shape: u64, lists: Vec<Vec<u8>>, row_lists: Vec<u8> },
 }
 
 impl Container {
@@ -68,6 +72,10 @@ impl Container {
             Container::Table { rows, shape } => dst.table_object(rows, shape, children),
             Container::ListColumn { offsets, rows: false } => dst.list_column(children[0], &offsets),
             Container::ListColumn { offsets, rows: true } => dst.rows_column(children[0], &offsets),
+            Container::KeyedTable { shape, lists, row_lists } => {
+                let lists: Vec<&[u8]> = lists.iter().map(|l| &l[..]).collect();
+                dst.keyed_table_object(shape, children, &lists, &row_lists)
+            }
         }
     }
 }

@@ -79,6 +79,14 @@ enum Around {
         rows: usize,
         shape: u64,
     },
+    /// A KEYED_TABLE over the shape copied to `shape`, its key lists (the
+    /// same in the copy) read from the source's key-list word at `keyed`,
+    /// for its `rows` rows, when it is written.
+    KeyedTable {
+        rows: usize,
+        shape: u64,
+        keyed: usize,
+    },
 }
 
 /// The next thing to copy: a slot (found in a container starting at the
@@ -317,6 +325,7 @@ impl<'a> Source for StoredValues<'_, 'a> {
                 Around::IdDict { table, ids } => Container::IdDict { table, ids: self.src_ids(ids) },
                 Around::Record { ty } => Container::Record { ty },
                 Around::Table { rows, shape } => Container::Table { rows, shape },
+                Around::KeyedTable { rows, shape, keyed } => self.keyed_table(rows, shape, keyed)?,
             },
             Cursor::Row { shape, .. } => Container::Dict { class: dict_class::PLAIN, shape },
             Cursor::SliceRows { .. } => Container::Seq { tuple: false },
@@ -372,16 +381,22 @@ impl<'a> StoredValues<'_, 'a> {
                 self.walk.keep(identity, out);
                 Ok(Some(out))
             }
-            // An item of a ROWS_COLUMN, some of its table's rows; or a
-            // KEYED_TABLE, whose rows are copied one by one (the key lists
-            // are not: a keyed table's are the writer's to choose).
-            ColumnKind::Rows { cols, keyed, .. } if keyed != 0 || crate::columns::is_slice(&Value::Column(c)) => {
+            // An item of a ROWS_COLUMN: some of its table's rows.
+            ColumnKind::Rows { cols, keyed, .. } if crate::columns::is_slice(&Value::Column(c)) => {
                 self.walk.open(Cursor::SliceRows { cols, keyed, first: c.first, len: c.len, next: 0 }, identity);
                 Ok(None)
             }
-            ColumnKind::Rows { shape, .. } => {
+            ColumnKind::Rows { shape, keyed, .. } => {
                 let shape_out = self.shape(shape)?;
-                let around = Around::Table { rows: c.len, shape: shape_out };
+                // A KEYED_TABLE's key lists are checked here, before its
+                // columns are copied, and copied as they are when it is
+                // written (a copy keeps the form it copies).
+                let around = if keyed == 0 {
+                    Around::Table { rows: c.len, shape: shape_out }
+                } else {
+                    crate::verify::check_key_lists(src, keyed, shape.len, c.len)?;
+                    Around::KeyedTable { rows: c.len, shape: shape_out, keyed }
+                };
                 // A table's column slots follow its shape word.
                 self.walk.open(
                     Cursor::Slots { start: c.start, pos: c.start + 16, len: shape.len, next: 0, around },
@@ -533,6 +548,19 @@ impl<'a> StoredValues<'_, 'a> {
             slots.push(self.key_at(slot, v, 1)?);
         }
         Ok(self.dst.shape(&slots, &hashes))
+    }
+
+    /// The container of a KEYED_TABLE of `rows` rows whose key-list word is
+    /// at `keyed` in the source (checked when its cursor was opened), over
+    /// the shape copied to `shape`.
+    fn keyed_table(&self, rows: usize, shape: u64, keyed: usize) -> Result<Container> {
+        let buf = self.src.buf();
+        let lists = crate::columns::KeyLists::at(keyed, self.src.word(keyed)?)
+            .ok_or_else(|| FormatError::at(keyed, "keyed table has no key list"))?;
+        let off = |t: usize| u16::from_le_bytes([buf[lists.offs + 2 * t], buf[lists.offs + 2 * t + 1]]) as usize;
+        let key_lists = (0..lists.lists).map(|t| buf[lists.ids + off(t)..lists.ids + off(t + 1)].to_vec()).collect();
+        let row_lists = buf[lists.rows..lists.rows + rows].to_vec();
+        Ok(Container::KeyedTable { shape, lists: key_lists, row_lists })
     }
 
     /// The SHAPE of the keys of a KEYED_TABLE's row `d`, written once for

@@ -602,7 +602,7 @@ impl<'a> Verifier<'a> {
 /// keys, for `n` rows: offsets from 0 to the id count, each list's ids
 /// keys of the shape and distinct, each row byte a list or None, and the
 /// padding zero. (A reader checks a row's list and ids on every read.)
-fn check_key_lists(r: &Reader<'_>, word: usize, k: usize, n: usize) -> Result<()> {
+pub(crate) fn check_key_lists(r: &Reader<'_>, word: usize, k: usize, n: usize) -> Result<()> {
     use crate::columns::{KeyLists, NONE_ROW};
     let buf = r.buf();
     let lists =
