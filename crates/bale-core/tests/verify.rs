@@ -1881,15 +1881,21 @@ fn rows_columns_over_anything_but_a_table_and_list_columns_over_a_table_are_refu
     refuse(&bytes, &["list column child is not a list, number list or string column"]);
     // A ROWS_COLUMN over a ROWS_COLUMN (over a table): refused at once.
     let (bytes, rows, _) = rows_column_region();
+    refuse(&with_rows_column(&bytes, rows, &[0, 1, 3]), &["rows column child is not a table"]);
+}
+
+/// `bytes` with a ROWS_COLUMN over the object at `child` appended, cut by
+/// `offsets`, as its root.
+fn with_rows_column(bytes: &[u8], child: usize, offsets: &[u32]) -> Vec<u8> {
     let mut b = Builder::continuing(bytes.len(), 64);
-    let top = b.rows_column(rows as u64, &[0, 1, 3]);
-    let mut more = bytes.clone();
+    let top = b.rows_column(child as u64, offsets);
+    let mut more = bytes.to_vec();
     more.extend_from_slice(&b.into_raw());
     put(&mut more, OFF_ROOT, top);
     let total = more.len() as u64;
     put(&mut more, OFF_TOTAL_LEN, total);
     fix_checksum(&mut more);
-    refuse(&more, &["rows column child is not a table"]);
+    more
 }
 
 #[test]
@@ -1968,14 +1974,7 @@ fn keyed_table_rows_are_dicts_of_their_own_keys_or_none() {
 #[test]
 fn rows_columns_over_a_keyed_table_read_its_rows() {
     let (bytes, table, _) = keyed_table_region();
-    let mut b = Builder::continuing(bytes.len(), 64);
-    let col = b.rows_column(table as u64, &[0, 3, 4]);
-    let mut more = bytes.clone();
-    more.extend_from_slice(&b.into_raw());
-    put(&mut more, OFF_ROOT, col);
-    let total = more.len() as u64;
-    put(&mut more, OFF_TOTAL_LEN, total);
-    fix_checksum(&mut more);
+    let more = with_rows_column(&bytes, table, &[0, 3, 4]);
     let region = Region::new_verified(&more).unwrap();
     let r = region.reader;
     let Value::Column(c) = region.root().unwrap() else { panic!("a column") };
