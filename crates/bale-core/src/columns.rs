@@ -135,6 +135,12 @@ impl KeyLists {
     pub fn size(&self, word: usize, n: usize) -> usize {
         self.rows + pad8(n) - word
     }
+    /// Offset `t` (0..=`lists`) into the ids, read from `buf` (the region,
+    /// whose extent of the table was checked).
+    #[inline]
+    pub fn offset(&self, buf: &[u8], t: usize) -> usize {
+        u16::from_le_bytes([buf[self.offs + 2 * t], buf[self.offs + 2 * t + 1]]) as usize
+    }
 }
 
 impl<'a> Reader<'a> {
@@ -313,8 +319,7 @@ impl<'a> Reader<'a> {
         if t >= lists.lists {
             return Err(bad(lists.rows + j, "keyed table row names no key list of its table"));
         }
-        let u16_at = |p: usize| u16::from_le_bytes([self.buf()[p], self.buf()[p + 1]]) as usize;
-        let (a, e) = (u16_at(lists.offs + 2 * t), u16_at(lists.offs + 2 * t + 2));
+        let (a, e) = (lists.offset(self.buf(), t), lists.offset(self.buf(), t + 1));
         if a > e || e > lists.ids_total {
             return Err(bad(lists.offs + 2 * t, "keyed table key-list offsets decrease or run past its ids"));
         }

@@ -557,7 +557,7 @@ impl<'a> StoredValues<'_, 'a> {
         let buf = self.src.buf();
         let lists = crate::columns::KeyLists::at(keyed, self.src.word(keyed)?)
             .ok_or_else(|| FormatError::at(keyed, "keyed table has no key list"))?;
-        let off = |t: usize| u16::from_le_bytes([buf[lists.offs + 2 * t], buf[lists.offs + 2 * t + 1]]) as usize;
+        let off = |t: usize| lists.offset(buf, t);
         let key_lists = (0..lists.lists).map(|t| buf[lists.ids + off(t)..lists.ids + off(t + 1)].to_vec()).collect();
         let row_lists = buf[lists.rows..lists.rows + rows].to_vec();
         Ok(Container::KeyedTable { shape, lists: key_lists, row_lists })

@@ -607,7 +607,7 @@ pub(crate) fn check_key_lists(r: &Reader<'_>, word: usize, k: usize, n: usize) -
     let buf = r.buf();
     let lists =
         KeyLists::at(word, r.word(word)?).ok_or_else(|| FormatError::at(word, "keyed table has no key list"))?;
-    let off = |t: usize| u16::from_le_bytes([buf[lists.offs + 2 * t], buf[lists.offs + 2 * t + 1]]) as usize;
+    let off = |t: usize| lists.offset(buf, t);
     if off(0) != 0 || off(lists.lists) != lists.ids_total {
         return Err(FormatError::at(lists.offs, "keyed table key-list offsets do not run from 0 to its id count"));
     }
