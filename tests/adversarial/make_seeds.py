@@ -1,6 +1,6 @@
 """Writes the committed seed corpora of the two fuzzers (not a test module).
 
-    .venv/bin/python tests/adversarial/make_seeds.py
+    PYTHONHASHSEED=0 .venv/bin/python tests/adversarial/make_seeds.py
 
 * ``crates/bale-core/fuzz/seeds/``: the golden vectors (``tests/vectors``,
   ``tests/vectors/read_only``) and the regions below, for ``make fuzz-core``;
@@ -12,7 +12,9 @@ input length limit stays low and every run is fast. The regions cover each
 kind of stored value: shared and cyclic regions, grown ones (appends), the
 columnar list forms, number lists, big ints, typed scalars, records, sets
 and dicts small (linear search), large (hash index) and of key ids. File names are the
-content's SHA-1, as libFuzzer names corpus entries.
+content's SHA-1, as libFuzzer names corpus entries. A set's order follows
+its strings' hashes: without ``PYTHONHASHSEED=0`` its seed changes name
+from one run to the next.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import hashlib
 import os
 import pathlib
 import shutil
+import struct
 import typing
 import uuid
 
@@ -110,14 +113,7 @@ def regions():
     add([SeedRecord(i, [i, str(i)]) for i in range(4)] + [SeedPoint(1.5, "p"), SeedColor.RED, SeedColor.BLUE])
     # Past 32 key sequences, dicts of key ids (ID_DICT) over a growing key table.
     add([{f"k{i}": i} for i in range(32)] + [{f"k{(i * 7) % 40}": i, "\xe9": None, f"k{i % 3}": [i]} for i in range(12)])
-    # References to another segment of a store (EXTERN), in a value's bytes
-    # taken out of the store as a region of their own.
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as d, bale.Store(os.path.join(d, "s")) as st:
-        st.put("a", {"x": [1, 2], "y": {"z": "w"}}, label="A")
-        st.put("b", [st["a"], st["a"]["x"], {"n": 1, "y": st["a"]["y"]}], label="B")
-        out.append(bytes(st.region("b")))
+    out.append(store_value_with_references())
     try:
         import numpy as np
 
@@ -125,6 +121,27 @@ def regions():
     except ImportError:
         pass
     return out
+
+
+def store_value_with_references() -> bytes:
+    """A store value that references another segment (EXTERN objects), as a
+    region of its own: its segment's bytes up to the value's end under a
+    header naming its root. The store refuses to export such a value
+    (`bytes()` raises), since no reader outside it can follow the
+    references; a fuzzer should still meet them."""
+    import tempfile
+
+    from bale import _store
+
+    with tempfile.TemporaryDirectory() as d, bale.Store(os.path.join(d, "s")) as st:
+        st.put("a", {"x": [1, 2], "y": {"z": "w"}}, label="A")
+        st.put("b", [st["a"], st["a"]["x"], {"n": 1, "y": st["a"]["y"]}], label="B")
+        seg, end, root, flags = st._live_entry("b")
+        data = bytearray((pathlib.Path(d) / "s" / _store._segment_name(seg)).read_bytes()[:end])
+    # The header as FORMAT.md gives it: length, root, checksum, flags.
+    struct.pack_into("<QQQI", data, 16, end, root, 0, flags)
+    struct.pack_into("<Q", data, 32, bale._bale._xxh3(bytes(data)))
+    return bytes(data)
 
 
 def write(dirpath: pathlib.Path, blobs) -> None:
