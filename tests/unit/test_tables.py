@@ -329,7 +329,8 @@ def test_the_switch_turns_every_fast_path_off():
 
 
 # Compacted the same way with every fast path on and off: a dict table
-# (entry tables), ints of one to three digits, floats, bytes, tuples,
+# (entry tables), ints of one to three digits and of 4, 7 and 8 (big ints
+# read from their digits), floats, bytes, tuples,
 # lists of slotted records (class slots read without Python) and of a
 # class whose field is a property (read through getattr).
 SWITCH_SCRIPT = """
@@ -357,7 +358,7 @@ class Tag:
     weight: float
 
 value = {
-    "rows": [{"id": i, "big": i << 40, "huge": i << 70, "f": i / 7, "s": f"s{i}", "b": b"x" * (i % 3)} for i in range(300)],
+    "rows": [{"id": i, "big": i << 40, "huge": i << 70, "wide": -(i << 100) - 1, "vast": (-1) ** i * (i + 1 << 200), "f": i / 7, "s": f"s{i}", "b": b"x" * (i % 3)} for i in range(300)],
     "points": [Point(i, -i) for i in range(100)],
     "areas": [Area(i) for i in range(20)],
     "tags": [Tag(f"t{i}", i * 0.5) for i in range(50)],
@@ -384,6 +385,7 @@ def test_the_switch_changes_no_byte():
     assert root["areas"][3].side == 6
     assert (root["points"][5].x, root["points"][5].y) == (5, -5)
     assert root["rows"][7]["huge"] == 7 << 70
+    assert (root["rows"][7]["wide"], root["rows"][7]["vast"]) == (-(7 << 100) - 1, -(8 << 200))
 
 class Slots:
     def __init__(self, i):

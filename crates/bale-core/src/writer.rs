@@ -193,6 +193,25 @@ impl Builder {
         off as u64
     }
 
+    /// An integer of up to 128 bits: the bytes `int_bytes` writes for it,
+    /// without a byte vector (ints of 64 to 120 bits read from their
+    /// digits: `ffi/pylong.rs`).
+    pub fn int_i128(&mut self, v: i128) -> u64 {
+        if let Ok(v) = i64::try_from(v) {
+            return self.int(v);
+        }
+        // Its minimal length: the significant bits and a sign bit, 9 to 16
+        // bytes, padded to two words with zeros.
+        let n = (128 - if v < 0 { !v } else { v }.leading_zeros() as usize) / 8 + 1;
+        let kept = if n == 16 { u128::MAX } else { (1u128 << (8 * n)) - 1 };
+        let w = v as u128 & kept;
+        let off = self.len();
+        self.put(header_word(KIND_BIGINT, n as u64));
+        self.put(w as u64);
+        self.put((w >> 64) as u64);
+        off as u64
+    }
+
     /// An integer as two's-complement little-endian bytes of any length.
     pub fn int_bytes(&mut self, le: &[u8]) -> u64 {
         let b = hash::minimal_twos_complement(le);
@@ -658,6 +677,23 @@ unsafe fn copy_short(data: &[u8], dst: *mut u8) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_int_of_128_bits_or_less_is_written_as_its_bytes_are() {
+        let mut values = vec![0i128, 1, -1, i64::MAX as i128, i64::MIN as i128, i128::MAX, i128::MIN];
+        for shift in 60..127 {
+            for delta in [-1i128, 0, 1] {
+                values.push((1i128 << shift) + delta);
+                values.push(-(1i128 << shift) + delta);
+            }
+        }
+        for v in values {
+            let (mut a, mut b) = (Builder::new(), Builder::new());
+            let (sa, sb) = (a.int_i128(v), b.int_bytes(&v.to_le_bytes()));
+            assert_eq!(sa, sb, "{v}");
+            assert_eq!(a.buf, b.buf, "{v}");
+        }
+    }
+
     use super::*;
     use crate::reader::{compute_checksum, fill_checksum};
 

@@ -633,6 +633,10 @@ impl<'py> Compactor<'py> {
             if let Some(v) = int_value(obj) {
                 return Ok(Some(self.builder.int(v)));
             }
+            // Up to 120 bits, from its digits without a byte vector.
+            if let Some(v) = crate::ffi::pylong::int_i128(obj) {
+                return Ok(Some(self.builder.int_i128(v)));
+            }
             // No key hash: a value, not a key.
             return Ok(Some(self.big_int_slot(obj, false)?.0));
         }
