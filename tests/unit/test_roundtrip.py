@@ -385,15 +385,19 @@ def test_json_corpus_is_found(json_corpus):
 
 @pytest.mark.parametrize("container", [list, tuple, lambda v: [{"v": x, "l": [x, x]} for x in v]])
 def test_ints_around_digit_and_slot_boundaries(container):
-    # Ints of up to three 30-bit digits that fit in 63 bits are read from
-    # CPython's layout, others through the C-API: every boundary must round
-    # trip exactly (2^63 - 1 has a top digit of 7, 2^63 of 8).
+    # Ints are read from CPython's layout (up to 63 bits as an i64, up to
+    # 120 as an i128, longer ones into bytes) and made from digits (up to
+    # 128 bits) where the layout is checked, else through the C-API: every
+    # boundary must round trip exactly (2^63 - 1 has a top digit of 7, 2^63
+    # of 8), as exact ints of the same hash.
     edges = [0, 1, -1]
-    for e in (29, 30, 31, 59, 60, 61, 62, 63, 64, 90):
+    for e in (29, 30, 31, 59, 60, 61, 62, 63, 64, 90, 119, 120, 121, 126, 127, 128, 150):
         edges += [2**e - 1, 2**e, 2**e + 1, -(2**e) + 1, -(2**e), -(2**e) - 1]
     value = container(edges)
     r = bale.compact(value)
     assert bale.thaw(r.root) == value
+    thawed = bale.thaw(bale.compact(edges).root)
+    assert [(type(v), hash(v)) for v in thawed] == [(int, hash(v)) for v in edges]
     assert bale.load(bytes(r), verify=True).root == value
     pairs = [(a, b) for a in edges[:12] for b in edges[-12:]]
     assert bale.thaw(bale.compact(pairs).root) == pairs
