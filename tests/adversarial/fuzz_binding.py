@@ -210,8 +210,9 @@ class Walk:
                 g(len, v)
                 keys = g(lambda: list(v)[:ITEMS])
                 g(lambda: list(v.values())[:ITEMS])
-                # `in` compares with ==, which a stored numpy array answers with an array (ValueError).
-                g(lambda: len(v.values()) == len(v) and 0 in v.values(), also=(ValueError,))
+                # `in` compares with ==, which a stored numpy array answers with an array (ValueError),
+                # or refuses when the array is structured or void (TypeError), as in a native dict.
+                g(lambda: len(v.values()) == len(v) and 0 in v.values(), also=(ValueError, TypeError))
                 g(lambda: list(v.items())[:ITEMS])
                 g(v.get, "a")
                 if isinstance(keys, list):
