@@ -130,10 +130,17 @@ pub unsafe fn int_value(obj: *mut PyObject) -> Option<i64> {
 #[cfg(all(Py_3_10, not(any(Py_3_15, PyPy, Py_LIMITED_API))))]
 #[inline(never)]
 unsafe fn i64_min(obj: *mut PyObject) -> Option<i64> {
-    let digits =
-        (obj as *const u8).add(std::mem::size_of::<ffi::PyObject>() + std::mem::size_of::<usize>()) as *const u32;
+    let digits = digits_of(obj);
     let (count, negative) = count_and_sign(obj);
     (count == 3 && negative && *digits == 0 && *digits.add(1) == 0 && *digits.add(2) == 8).then_some(i64::MIN)
+}
+
+/// An int's digits: after the size word (3.10-3.11) or the tag word
+/// (3.12-3.14), both one pointer wide after the object header.
+#[cfg(all(Py_3_10, not(any(Py_3_15, PyPy, Py_LIMITED_API))))]
+#[inline(always)]
+unsafe fn digits_of(obj: *mut PyObject) -> *mut u32 {
+    (obj as *mut u8).add(std::mem::size_of::<ffi::PyObject>() + std::mem::size_of::<usize>()) as *mut u32
 }
 
 /// The digit count and sign of an int, from its size word.
@@ -158,10 +165,7 @@ unsafe fn count_and_sign(obj: *mut PyObject) -> (usize, bool) {
 #[cfg(all(Py_3_10, not(any(Py_3_15, PyPy, Py_LIMITED_API))))]
 #[inline(always)]
 unsafe fn digits_value(obj: *mut PyObject) -> Option<i64> {
-    // The digits follow the size word (3.10-3.11) or the tag word (3.12-3.14),
-    // both one pointer wide after the object header.
-    let digits =
-        (obj as *const u8).add(std::mem::size_of::<ffi::PyObject>() + std::mem::size_of::<usize>()) as *const u32;
+    let digits = digits_of(obj);
     let (count, negative) = count_and_sign(obj);
     let v = match count {
         0 => 0,
@@ -245,8 +249,7 @@ pub unsafe fn int_i128(obj: *mut PyObject) -> Option<i128> {
 #[cfg(all(Py_3_10, not(any(Py_3_15, PyPy, Py_LIMITED_API))))]
 #[inline(always)]
 unsafe fn digits_i128(obj: *mut PyObject) -> Option<i128> {
-    let digits =
-        (obj as *const u8).add(std::mem::size_of::<ffi::PyObject>() + std::mem::size_of::<usize>()) as *const u32;
+    let digits = digits_of(obj);
     let (count, negative) = count_and_sign(obj);
     if count > 4 {
         return None;
@@ -267,8 +270,7 @@ unsafe fn digits_i128(obj: *mut PyObject) -> Option<i128> {
 /// such an int is no i64, 12% more (`perf`).
 #[cfg(all(Py_3_10, not(any(Py_3_15, PyPy, Py_LIMITED_API))))]
 unsafe fn digits_bytes(obj: *mut PyObject, b: &mut Vec<u8>) {
-    let digits =
-        (obj as *const u8).add(std::mem::size_of::<ffi::PyObject>() + std::mem::size_of::<usize>()) as *const u32;
+    let digits = digits_of(obj);
     if let Some(v) = digits_i128(obj) {
         // Its minimal bytes at once: the significant bits and a sign bit
         // (the byte-by-byte trim of `minimize_twos_complement`, which then
@@ -376,7 +378,7 @@ unsafe fn int_from_digits(v: i128) -> *mut PyObject {
             return obj;
         }
         let word = (obj as *mut u8).add(std::mem::size_of::<ffi::PyObject>());
-        fill(word.add(std::mem::size_of::<usize>()) as *mut u32);
+        fill(digits_of(obj));
         if v < 0 {
             #[cfg(not(Py_3_12))]
             {
