@@ -677,6 +677,9 @@ unsafe fn copy_short(data: &[u8], dst: *mut u8) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::reader::{compute_checksum, fill_checksum};
+
     #[test]
     fn an_int_of_128_bits_or_less_is_written_as_its_bytes_are() {
         let mut values = vec![0i128, 1, -1, i64::MAX as i128, i64::MIN as i128, i128::MAX, i128::MIN];
@@ -693,9 +696,6 @@ mod tests {
             assert_eq!(a.buf, b.buf, "{v}");
         }
     }
-
-    use super::*;
-    use crate::reader::{compute_checksum, fill_checksum};
 
     /// One-shot and streaming XXH3 agree on every length class (XXH3 has
     /// separate paths up to 16, 128, 240 bytes and in 1 KiB blocks), so a
