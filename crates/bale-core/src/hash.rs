@@ -146,6 +146,12 @@ pub fn twos_complement_i64(b: &[u8]) -> Option<i64> {
     Some(i64::from_le_bytes(w))
 }
 
+/// How many bytes `minimal_twos_complement` keeps of `v`'s 16: its
+/// significant bits and a sign bit.
+pub fn twos_complement_len(v: i128) -> usize {
+    (128 - if v < 0 { !v } else { v }.leading_zeros() as usize) / 8 + 1
+}
+
 /// The shortest prefix of little-endian two's-complement bytes `b` that
 /// has the same value (at least one byte of a non-empty `b`).
 pub fn minimal_twos_complement(b: &[u8]) -> &[u8] {

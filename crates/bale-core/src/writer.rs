@@ -200,9 +200,8 @@ impl Builder {
         if let Ok(v) = i64::try_from(v) {
             return self.int(v);
         }
-        // Its minimal length: the significant bits and a sign bit, 9 to 16
-        // bytes, padded to two words with zeros.
-        let n = (128 - if v < 0 { !v } else { v }.leading_zeros() as usize) / 8 + 1;
+        // Its minimal length, 9 to 16 bytes, padded to two words with zeros.
+        let n = hash::twos_complement_len(v);
         let kept = if n == 16 { u128::MAX } else { (1u128 << (8 * n)) - 1 };
         let w = v as u128 & kept;
         let off = self.len();

@@ -277,9 +277,8 @@ unsafe fn digits_bytes(obj: *mut PyObject, b: &mut Vec<u8>) {
         // stops at once, mispredicted its every step). All 16 bytes, then
         // cut: a copy of a known length is two stores, one of a varying
         // length a call to memmove.
-        let significant = 128 - if v < 0 { !v } else { v }.leading_zeros() as usize;
         b.extend_from_slice(&v.to_le_bytes());
-        b.truncate(significant / 8 + 1);
+        b.truncate(bale_core::hash::twos_complement_len(v));
         return;
     }
     let (count, negative) = count_and_sign(obj);
