@@ -105,6 +105,83 @@ enum Work {
     Slots { pos: usize, n: usize, limit: usize },
 }
 
+/// Slots a run checks at once (`Verifier::scan`): one bit each in a u64.
+const BLOCK_SLOTS: usize = 64;
+/// Shorter runs (a tree's pairs, a deep list's one item) are checked slot
+/// by slot: setting up a block cost them more than it saved.
+const BLOCK_MIN_SLOTS: usize = 3;
+/// A block whose tags changed this often is mixed: the next block is
+/// checked as one (`Verifier::scan`). One list of one kind (a vocabulary's
+/// strings) is checked slot by slot, which cost it less.
+const MIXED_CHANGES: u32 = 16;
+
+/// Of the slots of `block` (little-endian words, 1 to `BLOCK_SLOTS`): those
+/// not complete in themselves, a bit for each STR, OBJ, LIST or TUPLE
+/// slot; whether an INT, CONST, SSTR or PAIR slot among them breaks a rule
+/// of `check_leaf`, computed without a branch a slot (Note [Slots checked
+/// in blocks]); and how many times the tag changed from one slot to the
+/// next.
+#[inline]
+fn classify_block(block: &[u8]) -> (u64, bool, u32) {
+    let mut others = 0u64;
+    let mut bad = 0u64;
+    let mut changes = 0;
+    let mut last = slot_at(block, 0) & TAG_MASK;
+    for i in 0..block.len() / 8 {
+        let s = slot_at(block, i);
+        let tag = s & TAG_MASK;
+        changes += (tag != last) as u32;
+        last = tag;
+        // Bit `tag` set: 0 (OBJ), 4 (STR), 5 (LIST), 6 (TUPLE).
+        others |= ((0b0111_0001u64 >> tag) & 1) << i;
+        let is = |t: u64| (tag == t) as u64;
+        let bad_const = ((s >> 3) > CONST_TRUE) as u64;
+        let (not_ascii, padding) = sstr_faults(s);
+        let bad_sstr = (not_ascii | padding != 0) as u64;
+        let bad_pair = pair_of(s).is_none() as u64;
+        bad |= is(TAG_CONST) & bad_const | is(TAG_SSTR) & bad_sstr | is(TAG_PAIR) & bad_pair;
+    }
+    (others, bad != 0, changes)
+}
+
+/// An inline string slot's faults: bits of its characters past ASCII, and
+/// bits of its padding (bytes 1..=len hold the characters; the bytes after
+/// them and bits 6..7 of byte 0 are padding, so that equal strings have
+/// equal slots). Word-wide: no loop over the bytes.
+#[inline(always)]
+fn sstr_faults(s: u64) -> (u64, u64) {
+    let len = (s >> 3) & 7;
+    let units = s >> 8;
+    let used = (1u64 << (8 * len)) - 1;
+    (units & used & 0x0080_8080_8080_8080, (s & 0xC0) | (units & !used))
+}
+
+#[inline(always)]
+fn check_sstr(s: u64) -> Result<()> {
+    let (not_ascii, padding) = sstr_faults(s);
+    if not_ascii != 0 {
+        return Err(FormatError::new(format!("inline string slot 0x{s:016x} is not ASCII")));
+    }
+    if padding != 0 {
+        return Err(FormatError::new(format!("inline string slot 0x{s:016x} has non-zero padding")));
+    }
+    Ok(())
+}
+
+#[inline(always)]
+fn check_pair(s: u64) -> Result<()> {
+    match pair_of(s) {
+        Some(_) => Ok(()),
+        None => Err(FormatError::new(format!("pair slot 0x{s:016x} has non-zero top bits"))),
+    }
+}
+
+/// Slot `i` of a block of little-endian words.
+#[inline(always)]
+fn slot_at(block: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(block[8 * i..8 * i + 8].try_into().unwrap())
+}
+
 /// Checks the checksum and the whole structure reachable from the root.
 pub fn verify(region: &Region<'_>) -> Result<()> {
     verify_report(region).map(|_| ())
@@ -306,36 +383,102 @@ impl<'a> Verifier<'a> {
     }
 
     /// Checks a run of slots: leaves here, containers onto the stack.
+    ///
+    /// Note [Slots checked in blocks]
+    /// A list of mixed scalars (ints, None, short strings, floats) sends
+    /// each slot down another arm of the tag's match: a mispredicted jump
+    /// a slot, most of the time of verifying such a list (60% of it in
+    /// `check_leaf`'s dispatch, 1.25 GB/s). So the slots are taken
+    /// `BLOCK_SLOTS` at a time: the ones complete in themselves (INT,
+    /// CONST, SSTR, PAIR) are checked together without a branch, and only
+    /// the others (strings, containers, objects) are visited one by one,
+    /// in order. A block with a bad slot among the first kind is checked
+    /// slot by slot, so the error reported is the first in slot order. A
+    /// block whose tags seldom change (`MIXED_CHANGES`) makes the next one
+    /// go slot by slot, where the same arm is taken every time. An object
+    /// slot is checked where it is met, not queued: its check queues what
+    /// it holds.
     fn scan(&mut self, pos: usize, n: usize, limit: usize) -> Result<()> {
+        if n < BLOCK_MIN_SLOTS {
+            return self.scan_each(pos, n, limit);
+        }
+        let words = match pos.checked_add(8 * n).and_then(|end| self.r.buf().get(pos..end)) {
+            Some(words) => words,
+            // The slot past the end is found, with its message, one by one.
+            None => return self.scan_each(pos, n, limit),
+        };
+        // The first block is taken as a mixed one; each block decides for
+        // the next by how often its tags changed from one slot to the next.
+        let mut mixed = true;
+        for (b, block) in words.chunks(8 * BLOCK_SLOTS).enumerate() {
+            let changes = if mixed {
+                let (others, bad, changes) = classify_block(block);
+                if bad {
+                    return self.scan_each(pos + 8 * BLOCK_SLOTS * b, n - BLOCK_SLOTS * b, limit);
+                }
+                let mut rest = others;
+                while rest != 0 {
+                    let i = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    self.scan_slot(slot_at(block, i), limit)?;
+                }
+                changes
+            } else {
+                let mut changes = 0;
+                let mut last = slot_at(block, 0) & TAG_MASK;
+                for i in 0..block.len() / 8 {
+                    let s = slot_at(block, i);
+                    changes += (s & TAG_MASK != last) as u32;
+                    last = s & TAG_MASK;
+                    self.scan_slot(s, limit)?;
+                }
+                changes
+            };
+            mixed = changes >= MIXED_CHANGES;
+        }
+        Ok(())
+    }
+
+    /// `scan`, slot by slot.
+    fn scan_each(&mut self, pos: usize, n: usize, limit: usize) -> Result<()> {
         for i in 0..n {
             let s = self.r.word(pos + 8 * i)?;
-            if self.check_leaf(s, limit)? {
-                continue;
-            }
-            match s & TAG_MASK {
-                TAG_LIST | TAG_TUPLE => {
-                    let len = ((s >> 3) & 0xFFFF) as usize;
-                    let off = ((s >> 19) << 3) as usize;
-                    if len == 0 {
-                        if off != 0 {
-                            return Err(FormatError::new(format!("empty sequence slot 0x{s:016x} has an offset")));
-                        }
-                        continue;
+            self.scan_slot(s, limit)?;
+        }
+        Ok(())
+    }
+
+    /// One slot of a run, by its tag: a leaf checked here (as `check_leaf`
+    /// does, in the same match), a container onto the stack.
+    #[inline(always)]
+    fn scan_slot(&mut self, s: u64, limit: usize) -> Result<()> {
+        match s & TAG_MASK {
+            TAG_INT => {}
+            TAG_SSTR => check_sstr(s)?,
+            TAG_PAIR => check_pair(s)?,
+            TAG_STR => self.check_short_str(s, limit)?,
+            TAG_LIST | TAG_TUPLE => {
+                let len = ((s >> 3) & 0xFFFF) as usize;
+                let off = ((s >> 19) << 3) as usize;
+                if len == 0 {
+                    if off != 0 {
+                        return Err(FormatError::new(format!("empty sequence slot 0x{s:016x} has an offset")));
                     }
-                    if off < HEADER_LEN || off + 8 * len > limit {
-                        // Let decode() produce the precise message.
-                        self.r.decode(s, limit)?;
-                    }
-                    if self.first_visit(s, off, true)? {
-                        if self.r.cyclic() && s & TAG_MASK == TAG_TUPLE {
-                            self.tuples.push(Seq { start: off, pos: off, len });
-                        }
-                        self.stack.push(Work::Slots { pos: off, n: len, limit: off });
-                    }
+                    return Ok(());
                 }
-                TAG_OBJ => self.stack.push(Work::Slot(s, limit)),
-                _ => self.check(s, limit)?,
+                if off < HEADER_LEN || off + 8 * len > limit {
+                    // Let decode() produce the precise message.
+                    self.r.decode(s, limit)?;
+                }
+                if self.first_visit(s, off, true)? {
+                    if self.r.cyclic() && s & TAG_MASK == TAG_TUPLE {
+                        self.tuples.push(Seq { start: off, pos: off, len });
+                    }
+                    self.stack.push(Work::Slots { pos: off, n: len, limit: off });
+                }
             }
+            // Objects, and constants (one past True is refused by `check`).
+            _ => self.check(s, limit)?,
         }
         Ok(())
     }
@@ -347,33 +490,16 @@ impl<'a> Verifier<'a> {
         match s & TAG_MASK {
             TAG_INT => {}
             TAG_CONST if s >> 3 <= CONST_TRUE => {}
-            TAG_SSTR => {
-                // Bytes 1..=len hold the characters; the bytes after them
-                // and bits 6..7 of byte 0 are padding (equal strings have
-                // equal slots). Word-wide: no loop over the bytes.
-                let len = (s >> 3) & 7;
-                let units = s >> 8;
-                let used = (1u64 << (8 * len)) - 1;
-                if units & used & 0x0080_8080_8080_8080 != 0 {
-                    return Err(FormatError::new(format!("inline string slot 0x{s:016x} is not ASCII")));
-                }
-                if s & 0xC0 != 0 || units & !used != 0 {
-                    return Err(FormatError::new(format!("inline string slot 0x{s:016x} has non-zero padding")));
-                }
-            }
+            TAG_SSTR => check_sstr(s)?,
             TAG_STR => self.check_short_str(s, limit)?,
-            TAG_PAIR => {
-                if pair_of(s).is_none() {
-                    return Err(FormatError::new(format!("pair slot 0x{s:016x} has non-zero top bits")));
-                }
-            }
+            TAG_PAIR => check_pair(s)?,
             _ => return Ok(false),
         }
         Ok(true)
     }
 
     /// A headerless string: in place, valid units, canonical width.
-    #[inline]
+    #[inline(always)]
     fn check_short_str(&mut self, s: u64, limit: usize) -> Result<()> {
         let width = Width::from_code(s >> 3);
         let n = ((s >> 5) & 0xFFFF) as usize;

@@ -697,6 +697,92 @@ fn sstr_non_ascii_and_padding() {
     refuse(&raw_region(&[e], in_list, 0), &["inline string"]);
 }
 
+/// A list of `n` slots of every kind, in turns when `mixed` (ints, the
+/// constants, inline strings, pairs, strings, floats, empty and nested
+/// lists), else ints only; and where its slots start.
+fn long_list(n: usize, mixed: bool) -> (Vec<u8>, usize) {
+    let mut b = Builder::new();
+    let mut slots = Vec::with_capacity(n);
+    for i in 0..n {
+        let slot = match if mixed { i % 9 } else { 0 } {
+            0 => make_int_slot(i as i64).unwrap(),
+            1 => SLOT_NONE,
+            2 => SLOT_TRUE,
+            3 => make_sstr_slot(b"ab"),
+            4 => make_pair_slot(i as i64, -1).unwrap(),
+            5 => {
+                let latin1: Vec<u8> = format!("caf\u{e9} {i}").chars().map(|c| c as u8).collect();
+                b.str_units(Width::Latin1, &latin1)
+            }
+            6 => b.float(i as f64 + 0.5),
+            7 => SLOT_EMPTY_LIST,
+            _ => {
+                let item = b.float(-(i as f64));
+                b.seq(false, &[item])
+            }
+        };
+        slots.push(slot);
+    }
+    let root = b.seq(false, &slots);
+    let pos = b.slots_pos(root);
+    (b.finish(root), pos)
+}
+
+#[test]
+fn a_bad_slot_anywhere_in_a_long_list_is_refused_by_its_rule() {
+    // Note [Slots checked in blocks]: a run of slots is checked 64 at a
+    // time, mixed blocks with the leaves' rules computed together, others
+    // slot by slot; each bad leaf must be found wherever it falls (either
+    // side of a block's end, in either kind of block) with its own message.
+    let bad: [(u64, &[&str]); 6] = [
+        (make_sstr_slot(b"ab") | (0xC3 << 16), &["inline string", "ascii"]),
+        (make_sstr_slot(b"ab") | (0x61u64 << 40), &["inline string", "padding"]),
+        (make_sstr_slot(b"ab") | 0x40, &["inline string", "padding"]),
+        ((3 << 3) | TAG_CONST, &["constant"]),
+        (make_pair_slot(1, 2).unwrap() | 1 << 62, &["pair slot"]),
+        (TAG_TUPLE | (8u64 << 19), &["empty sequence"]),
+    ];
+    for mixed in [true, false] {
+        let (good, pos) = long_list(300, mixed);
+        accept(&good);
+        for at in [0, 1, 2, 62, 63, 64, 65, 127, 128, 150, 191, 192, 299] {
+            for (slot, needles) in &bad {
+                let mut bytes = good.clone();
+                put(&mut bytes, pos + 8 * at, *slot);
+                fix_checksum(&mut bytes);
+                refuse(&bytes, needles);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_first_bad_slot_of_a_long_list_is_the_one_reported() {
+    let constant = (3 << 3) | TAG_CONST;
+    let pair = make_pair_slot(1, 2).unwrap() | 1 << 62;
+    for mixed in [true, false] {
+        let (good, pos) = long_list(300, mixed);
+        for (first, second) in [(70, 100), (100, 70), (64, 65), (65, 64), (10, 250)] {
+            let mut bytes = good.clone();
+            put(&mut bytes, pos + 8 * first, constant);
+            put(&mut bytes, pos + 8 * second, pair);
+            fix_checksum(&mut bytes);
+            refuse(&bytes, &[if first < second { "constant" } else { "pair slot" }]);
+        }
+    }
+    // A bad string before a bad leaf of the same block: slot 77 holds
+    // "café 77" in Latin-1, retagged as ASCII, which its "é" breaks.
+    let (good, pos) = long_list(300, true);
+    let str_slot = get(&good, pos + 8 * 77);
+    assert_eq!(str_slot & TAG_MASK, TAG_STR, "slot 77 of the mixed list is a string");
+    let mut bytes = good.clone();
+    put(&mut bytes, pos + 8 * 77, str_slot & !(0b11 << 3));
+    put(&mut bytes, pos + 8 * 80, constant);
+    fix_checksum(&mut bytes);
+    let e = refuse(&bytes, &[]);
+    assert!(!e.to_string().contains("constant"), "the string at slot 77 comes first: {e}");
+}
+
 // ---------------------------------------------------- structural: strings
 
 #[test]
