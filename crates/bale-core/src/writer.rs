@@ -30,6 +30,12 @@ const SHORT_SEQ: usize = 3;
 /// binding says why large ones are kept).
 pub const FIRST_CAPACITY: usize = 64 << 10;
 
+/// The header of an INT_LIST or (`float`) FLOAT_LIST of `n` numbers.
+#[inline(always)]
+fn num_list_header(float: bool, n: usize) -> u64 {
+    header_word(if float { KIND_FLOAT_LIST } else { KIND_INT_LIST }, n as u64)
+}
+
 impl Builder {
     pub fn new() -> Builder {
         Builder::with_capacity(4096)
@@ -470,9 +476,31 @@ impl Builder {
     /// A list of ints (raw i64) or, with `float`, of floats (f64 bits).
     pub fn num_list(&mut self, float: bool, words: &[u64]) -> u64 {
         let off = self.len();
-        self.put(header_word(if float { KIND_FLOAT_LIST } else { KIND_INT_LIST }, words.len() as u64));
+        self.put(num_list_header(float, words.len()));
         self.put_slots(words);
         off as u64
+    }
+
+    /// `num_list` of the `n` words `word(0)`, `word(1)`, ..., each stored in
+    /// place as it comes, with no vector between: the list of a point or a
+    /// pair of coordinates, read from its objects. `None`, with nothing
+    /// written, as soon as `word` gives none.
+    #[inline(always)]
+    pub fn num_list_from(&mut self, float: bool, n: usize, mut word: impl FnMut(usize) -> Option<u64>) -> Option<u64> {
+        let off = self.len();
+        let at = self.buf.len();
+        self.buf.reserve(8 * (n + 1));
+        // SAFETY: `reserve` made room for the 8 * (n + 1) bytes written
+        // before `set_len`; an early return leaves the length as it was.
+        unsafe {
+            let dst = self.buf.as_mut_ptr().add(at);
+            for i in 0..n {
+                (dst.add(8 * (i + 1)) as *mut u64).write_unaligned(word(i)?.to_le());
+            }
+            (dst as *mut u64).write_unaligned(num_list_header(float, n).to_le());
+            self.buf.set_len(at + 8 * (n + 1));
+        }
+        Some(off as u64)
     }
 
     /// Zero bytes up to the next multiple of `align` (a power of two).
@@ -693,6 +721,27 @@ mod tests {
             let (sa, sb) = (a.int_i128(v), b.int_bytes(&v.to_le_bytes()));
             assert_eq!(sa, sb, "{v}");
             assert_eq!(a.buf, b.buf, "{v}");
+        }
+    }
+
+    #[test]
+    fn a_number_list_written_word_by_word_is_the_one_written_at_once() {
+        for float in [false, true] {
+            for n in [0usize, 1, 2, 3, 4, 7, 100, 5000] {
+                let words: Vec<u64> = (0..n as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+                let (mut a, mut b) = (Builder::new(), Builder::new());
+                a.str_units(Width::Ascii, b"before");
+                b.str_units(Width::Ascii, b"before");
+                let sa = a.num_list_from(float, n, |i| Some(words[i]));
+                assert_eq!(sa, Some(b.num_list(float, &words)), "{float} {n}");
+                assert_eq!(a.buf, b.buf, "{float} {n}");
+                // Given up at any word: nothing written, the next object where it was.
+                for stop in 0..n.min(5) {
+                    let before = b.buf.clone();
+                    assert_eq!(b.num_list_from(float, n, |i| (i < stop).then(|| words[i])), None);
+                    assert_eq!(b.buf, before, "{float} {n} {stop}");
+                }
+            }
         }
     }
 
