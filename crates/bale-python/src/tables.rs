@@ -15,7 +15,7 @@ use bale_core::format::{make_int_slot, Width, SLOT_EMPTY_LIST, SLOT_FALSE, SLOT_
 use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 
-use crate::compactor::{prefetch, Compactor, PREFETCH_AHEAD, SHARED_STR_AHEAD};
+use crate::compactor::{prefetch, Compactor, SHARED_STR_AHEAD};
 use crate::ffi::pydict;
 use crate::ffi::pylist;
 use crate::ffi::pylong::int_value;
@@ -297,6 +297,10 @@ const PAIRS_AHEAD: usize = 6;
 /// items, are loaded ahead of the cell being gathered.
 const ITEM_ARRAYS_AHEAD: usize = 4;
 const ITEMS_AHEAD: usize = 2;
+
+/// Cells of a column written as slots whose objects are loaded ahead of
+/// the one being written (`Compactor::slot_column`).
+const SLOT_COLUMN_AHEAD: usize = 16;
 
 /// The values a block of rows holds at most (`block_rows`).
 const BLOCK_VALUES: usize = 512;
@@ -941,8 +945,13 @@ impl<'py> Compactor<'py> {
         let mut slots = Vec::with_capacity(values.len());
         for (i, &v) in values.iter().enumerate() {
             // The cells were read while gathered, rows ago: out of cache.
-            if let Some(&ahead) = values.get(i + PREFETCH_AHEAD) {
+            // Both lines an object of up to 48 bytes may span (an int of 3
+            // or 4 digits at +24 crosses into the second at most places of
+            // its size class), and twice as far ahead as a walk's siblings:
+            // a column's cells lie a record apart.
+            if let Some(&ahead) = values.get(i + SLOT_COLUMN_AHEAD) {
                 prefetch(ahead);
+                prefetch((ahead as *mut u8).wrapping_add(40) as *mut PyObject);
             }
             let slot = if ffi::Py_TYPE(v) == addr_of_mut!(ffi::PyList_Type) {
                 let len = pylist::len(v);
