@@ -402,7 +402,8 @@ impl<'a> Verifier<'a> {
         if n < BLOCK_MIN_SLOTS {
             return self.scan_each(pos, n, limit);
         }
-        let words = match pos.checked_add(8 * n).and_then(|end| self.r.buf().get(pos..end)) {
+        let end = n.checked_mul(8).and_then(|bytes| pos.checked_add(bytes));
+        let words = match end.and_then(|end| self.r.buf().get(pos..end)) {
             Some(words) => words,
             // The slot past the end is found, with its message, one by one.
             None => return self.scan_each(pos, n, limit),

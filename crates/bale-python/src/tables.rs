@@ -947,8 +947,8 @@ impl<'py> Compactor<'py> {
             // The cells were read while gathered, rows ago: out of cache.
             // Both lines an object of up to 48 bytes may span (an int of 3
             // or 4 digits at +24 crosses into the second at most places of
-            // its size class), and twice as far ahead as a walk's siblings:
-            // a column's cells lie a record apart.
+            // its size class), and further ahead than a walk's siblings (16
+            // cells against 4): a column's cells lie a record apart.
             if let Some(&ahead) = values.get(i + SLOT_COLUMN_AHEAD) {
                 prefetch(ahead);
                 prefetch((ahead as *mut u8).wrapping_add(40) as *mut PyObject);
