@@ -22,7 +22,10 @@ The grid (every generator is seeded here, so every run makes the same data):
   mode; ``--max-items 3000000`` adds a 3M-item cell of each), nested
   records at 10k and a quarter of the largest (250k);
 - every file of ``../shared/data/json`` (json.load; ndjson one value a line),
-  and twitter.json's user objects as wide records (39 scalar fields).
+  twitter.json's user objects as wide records (39 scalar fields), and
+  twitter's statuses x100 and github's events x300 (10,000 and 9,000 real
+  nested records of several key sequences, parsed again so that no object
+  repeats: regions of 31 MB and 15 MB, past the caches).
 
 "Items" are the top-level elements: records, strings, list elements, tree
 leaves, deep chains' lists. Measures, per cell, each against its baselines
@@ -287,6 +290,15 @@ def read_corpus(path: str):
         return json.load(f)
 
 
+def corpus_copies(path: str, copies: int) -> list:
+    """The records of a corpus (twitter's statuses, github's events), ``copies`` times over, parsed again
+    so that no object repeats: real nested records of several key sequences at the size of the grid,
+    in regions larger than the caches."""
+    data = read_corpus(path)
+    rows = data["statuses"] if isinstance(data, dict) else data
+    return json.loads(json.dumps(rows * copies))
+
+
 def corpus_users(path: str, copies: int = 50) -> list[dict]:
     """The user objects of twitter.json's statuses, their scalar fields, as records: those of
     its most common key sequence (86 of 100; the others lack a key, so a list holding both
@@ -377,6 +389,10 @@ def grid(mode: str, max_items: int | None) -> list[Shape]:
                 if name == "twitter.json":
                     s.append(Shape("corpus twitter.json: its users as records (39 fields) x50", "corpora",
                                    "flat records", 0, lambda path=path: corpus_users(path), "records"))
+                copies = {"twitter.json": 100, "github_events.json": 300}.get(name)
+                if copies:
+                    s.append(Shape(f"corpus {name} x{copies}", "corpora", "nested records", 0,
+                                   lambda path=path, copies=copies: corpus_copies(path, copies)))
     return s
 
 
