@@ -159,6 +159,12 @@ impl<'a> Reader<'a> {
             return Err(bad(off, "table shape does not lie before its table"));
         }
         let shape = self.shape_at(shape_off, off)?;
+        if shape.len == 0 {
+            // Its rows would take no bytes: n values in two words, past the
+            // readers' budget, and a copy without the bytes around it
+            // would no longer fit its own length.
+            return Err(bad(off, "table has no keys (a table's shape holds at least one)"));
+        }
         self.extent(off, 16 + 8 * shape.len, limit, "table object")?;
         let cols = off + 16;
         let keyed = if keyed {

@@ -2116,3 +2116,31 @@ fn a_keyed_table_column_shorter_than_its_rows_is_refused() {
     let table = b.keyed_table_object(shape, &[col], &[&[0]], &[0, 0, 0]);
     refuse(&finish_fixed(b, table), &["table column is not a list as long as its table"]);
 }
+
+#[test]
+fn a_table_of_no_keys_is_refused_whatever_bytes_lie_around_it() {
+    // Its rows would take no bytes. A fuzzed region held a TABLE of 268
+    // rows over an empty shape, within the readers' budget only thanks to
+    // bytes nothing referenced; its copy, without them, no longer fitted
+    // its own length, so a verified region copied into an invalid one
+    // (fuzz/regressions/table-of-no-keys.bale).
+    for keyed in [false, true] {
+        let mut b = Builder::new();
+        let shape = b.shape(&[], &[]);
+        let padding: Vec<u64> = (0..64).map(|i| b.float(i as f64)).collect();
+        let _unreferenced = b.seq(false, &padding);
+        let table = if keyed {
+            b.keyed_table_object(shape, &[], &[&[]], &[0; 20])
+        } else {
+            b.table_object(20, shape, &[])
+        };
+        let root = b.seq(false, &[table]);
+        let bytes = finish_fixed(b, root);
+        refuse(&bytes, &["table has no keys"]);
+        // And on read, verified or not.
+        let region = Region::new(&bytes).unwrap();
+        let Value::List(list) = region.root().unwrap() else { panic!("a list") };
+        let e = region.reader.seq_item(list, 0).unwrap_err();
+        assert!(e.to_string().contains("table has no keys"), "{e}");
+    }
+}
