@@ -48,8 +48,9 @@ so that the load of this shared machine drifts alike on both sides:
 Inputs and regions are frozen out of the collector (``gc.freeze()``) while
 a cell is timed; results are dropped after the clock is read. A cell whose
 timed figure misses its target or comes within 10% of it is measured
-``--reruns`` more times (2 in the full sweep), with new data each time, and
-its figure is the median of its runs (``rerun_close_cells``). Writes the
+``--reruns`` more times (2 in the full sweep), each time in a fresh
+interpreter that makes its data anew, and its figure is the median of its
+runs (``rerun_close_cells``). Writes the
 section "Shape sweep" with, per target of issue 21, the cells sorted worst
 first, and ``plots/sweep_heatmap.png`` (rows: cells, columns: measures,
 colour: ratio / target).
@@ -68,6 +69,7 @@ import platform
 import random
 import statistics
 import string
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -708,30 +710,54 @@ def close_to_a_target(cell: dict) -> bool:
     return False
 
 
-def rerun_close_cells(shapes: list[Shape], cells: list[dict], mode: str, reruns: int) -> None:
+# The argument that makes this script measure one cell, named exactly, and print its ratios as JSON.
+ONE_CELL = "--one-cell"
+
+
+def measure_one_cell(name: str, mode: str, max_items: int | None) -> None:
+    """The child of `measure_in_a_fresh_process`: the cell named `name`, measured, its ratios on the last line."""
+    shape = next((s for s in grid(mode, max_items) if s.name == name), None)
+    if shape is None:
+        sys.exit(f"bench_sweep: no cell named {name!r} in the {mode} grid")
+    x = shape.make()
+    cell = measure(shape, x, mode)
+    print(json.dumps(ratios(cell)), flush=True)
+
+
+def measure_in_a_fresh_process(name: str, mode: str, max_items: int | None) -> dict:
+    """The ratios of the cell named `name`, measured in a new interpreter that makes its data afresh."""
+    args = [sys.executable, os.path.abspath(__file__), ONE_CELL, name, mode, str(max_items or 0)]
+    out = subprocess.run(args, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"measuring {name!r} again failed (exit {out.returncode}):\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def rerun_close_cells(shapes: list[Shape], cells: list[dict], mode: str, reruns: int,
+                      max_items: int | None = None) -> None:
     """Measures again, ``reruns`` times each, every cell that misses a timed target or comes close to
     one, and makes each timed figure the median of its runs (``cell["runs"]`` keeps them all). One
     sweep of 2 shared cores moved such cells by up to a quarter from run to run (deep lists 500:
     1.18x, 1.22x and 1.49x msgspec for nearly the same code), enough to flip a verdict either way;
-    met and missed cells near the line are both measured again, so the median does not favour either."""
+    met and missed cells near the line are both measured again, so the median does not favour either.
+    Each run again is a fresh interpreter that makes the cell's data anew: in the sweep's own process
+    a memory-bound cell depended on where the cells before it had left the allocator (lists nested 50
+    deep: 0.93x, 1.43x and 1.46x msgspec within one sweep, with the same data made each time)."""
     if reruns <= 0:
         return
-    by_name = {s.name: s for s in shapes}
     again = [c for c in cells if close_to_a_target(c)]
     if again:
-        print(f"measuring again ({reruns} more run{'s' if reruns != 1 else ''} each): " + ", ".join(c["name"] for c in again), flush=True)
+        print(f"measuring again ({reruns} more run{'s' if reruns != 1 else ''} each, each in a fresh process): "
+              + ", ".join(c["name"] for c in again), flush=True)
     for cell in again:
         runs = [cell["ratios"]]
         for _ in range(reruns):
-            x = by_name[cell["name"]].make()
-            runs.append(ratios(measure(by_name[cell["name"]], x, mode)))
-            del x
-            _HELD_ELSEWHERE.clear()
-            gc.collect()
+            runs.append(measure_in_a_fresh_process(cell["name"], mode, max_items))
         cell["runs"] = runs
         merged = dict(cell["ratios"])
-        for key in TIMED:
-            values = [r[key] for r in runs]
+        # The scan's bound is timed too, in the same runs as its figure.
+        for key in (*TIMED, "scan_bound"):
+            values = [r.get(key) for r in runs]
             if all(v is not None for v in values):
                 merged[key] = statistics.median(values)
         cell["ratios"] = merged
@@ -770,7 +796,7 @@ def run(mode: str, plots_dir: str, args) -> common.Section:
         print(f"{shape.name:48s} items {cell['items']:>9,} " + " ".join(
             f"{k}={fmt_value(k, r[k])}" for k in r) + f"  (made in {t_make:.1f}s, cell {time.perf_counter() - t0:.1f}s)",
             flush=True)
-    rerun_close_cells(shapes, cells, mode, args.reruns)
+    rerun_close_cells(shapes, cells, mode, args.reruns, args.max_items)
     elapsed = time.perf_counter() - started
     plot = heatmap(plots_dir, cells)
     source = "bench_sweep"
@@ -799,7 +825,7 @@ def run(mode: str, plots_dir: str, args) -> common.Section:
         "n/a: the baseline refuses the data (msgspec and orjson: ints beyond 64 bits; orjson: nesting deeper "
         "than 254)."
         + (f" Every cell whose timed figure misses its target or comes within 10% of it was measured "
-           f"{args.reruns} more time{'s' if args.reruns != 1 else ''} (each time with new data, made as before): its figure is the median of its "
+           f"{args.reruns} more time{'s' if args.reruns != 1 else ''} (each time in a fresh interpreter that made its data anew): its figure is the median of its "
            f"{args.reruns + 1} runs, their range in brackets." if args.reruns else ""),
         "",
         common.plot_line(plot, "shape sweep heat map: figure / target per cell and measure"),
@@ -939,4 +965,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == [ONE_CELL]:
+        cell_name, cell_mode, cell_max = sys.argv[2], sys.argv[3], int(sys.argv[4])
+        measure_one_cell(cell_name, cell_mode, cell_max or None)
+        sys.exit(0)
     sys.exit(main())

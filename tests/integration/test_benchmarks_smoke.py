@@ -194,6 +194,25 @@ def test_builds_compared_and_thaw_cases_run():
     assert sum(line.rstrip().endswith("x") for line in out.stdout.splitlines()) == 5, out.stdout
 
 
+def test_a_sweep_cell_is_measured_again_in_a_fresh_process():
+    # The sweep's reruns (`rerun_close_cells`) measure a cell in a new
+    # interpreter, found by its exact name: "deep lists, nesting 50" is also
+    # the start of "... 500", and must not be taken for it.
+    sys.path.insert(0, BENCH)
+    try:
+        import bench_sweep
+    finally:
+        sys.path.remove(BENCH)
+    names = [s.name for s in bench_sweep.grid("smoke", None)]
+    assert "deep lists, nesting 50" in names and "deep lists, nesting 500" in names
+    r = bench_sweep.measure_in_a_fresh_process("deep lists, nesting 50", "smoke", None)
+    assert set(bench_sweep.TIMED) <= set(r) and all(r[k] > 0 for k in bench_sweep.TIMED), r
+    # A name is taken whole, never as the start of another cell's.
+    for name in ("deep lists, nesting 5", "no such cell"):
+        with pytest.raises(RuntimeError, match="no cell named"):
+            bench_sweep.measure_in_a_fresh_process(name, "smoke", None)
+
+
 def test_best_interleaved_takes_turns_and_keeps_each_minimum(monkeypatch):
     sys.path.insert(0, BENCH)
     try:

@@ -2129,11 +2129,8 @@ fn a_table_of_no_keys_is_refused_whatever_bytes_lie_around_it() {
         let shape = b.shape(&[], &[]);
         let padding: Vec<u64> = (0..64).map(|i| b.float(i as f64)).collect();
         let _unreferenced = b.seq(false, &padding);
-        let table = if keyed {
-            b.keyed_table_object(shape, &[], &[&[]], &[0; 20])
-        } else {
-            b.table_object(20, shape, &[])
-        };
+        let table =
+            if keyed { b.keyed_table_object(shape, &[], &[&[]], &[0; 20]) } else { b.table_object(20, shape, &[]) };
         let root = b.seq(false, &[table]);
         let bytes = finish_fixed(b, root);
         refuse(&bytes, &["table has no keys"]);
