@@ -733,8 +733,7 @@ def measure_in_a_fresh_process(name: str, mode: str, max_items: int | None) -> d
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def rerun_close_cells(shapes: list[Shape], cells: list[dict], mode: str, reruns: int,
-                      max_items: int | None = None) -> None:
+def rerun_close_cells(cells: list[dict], mode: str, reruns: int, max_items: int | None = None) -> None:
     """Measures again, ``reruns`` times each, every cell that misses a timed target or comes close to
     one, and makes each timed figure the median of its runs (``cell["runs"]`` keeps them all). One
     sweep of 2 shared cores moved such cells by up to a quarter from run to run (deep lists 500:
@@ -796,7 +795,7 @@ def run(mode: str, plots_dir: str, args) -> common.Section:
         print(f"{shape.name:48s} items {cell['items']:>9,} " + " ".join(
             f"{k}={fmt_value(k, r[k])}" for k in r) + f"  (made in {t_make:.1f}s, cell {time.perf_counter() - t0:.1f}s)",
             flush=True)
-    rerun_close_cells(shapes, cells, mode, args.reruns, args.max_items)
+    rerun_close_cells(cells, mode, args.reruns, args.max_items)
     elapsed = time.perf_counter() - started
     plot = heatmap(plots_dir, cells)
     source = "bench_sweep"
