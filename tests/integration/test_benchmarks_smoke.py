@@ -198,11 +198,15 @@ def test_a_sweep_cell_is_measured_again_in_a_fresh_process():
     # The sweep's reruns (`rerun_close_cells`) measure a cell in a new
     # interpreter, found by its exact name: "deep lists, nesting 50" is also
     # the start of "... 500", and must not be taken for it.
+    # bench_sweep raises the recursion limit when imported: put back, for
+    # the tests of depth limits that run after this one in this process.
+    limit = sys.getrecursionlimit()
     sys.path.insert(0, BENCH)
     try:
         import bench_sweep
     finally:
         sys.path.remove(BENCH)
+        sys.setrecursionlimit(limit)
     names = [s.name for s in bench_sweep.grid("smoke", None)]
     assert "deep lists, nesting 50" in names and "deep lists, nesting 500" in names
     r = bench_sweep.measure_in_a_fresh_process("deep lists, nesting 50", "smoke", None)
