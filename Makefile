@@ -66,7 +66,9 @@ FUZZ_FLAGS = -max_total_time=$(FUZZ_SECONDS) -timeout=30 -print_final_stats=1
 # committed under fuzz/regressions/ (replayed by every run). Then, for as
 # long again, the target json_region: any bytes as JSON text through the
 # core's JSON source (the region must verify, and JSON -> region -> JSON ->
-# region must give the same bytes); its seeds are fuzz/seeds_json.
+# region must give the same bytes); its seeds are fuzz/seeds_json. At the
+# end each finding is replayed and its input printed on one line (zlib, then
+# base64): a CI log kept only by its tail still holds it.
 CORE_ARTIFACTS := $(CURDIR)/crates/bale-core/fuzz/artifacts/
 CORE_FUZZER = crates/bale-core/fuzz/target/$(HOST_TRIPLE)/release/load_verify_read
 JSON_FUZZER = crates/bale-core/fuzz/target/$(HOST_TRIPLE)/release/json_region
@@ -84,11 +86,17 @@ fuzz-core:
 	# wrote corpus entries into the artifact directory.)
 	status=0; \
 	$(CORE_FUZZER) crates/bale-core/fuzz/regressions/* || status=1; \
-	$(CORE_FUZZER) -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -artifact_prefix=$(CORE_ARTIFACTS) \
+	$(CORE_FUZZER) -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -artifact_prefix=$(CORE_ARTIFACTS)load_verify_read- \
 		$(FUZZ_FLAGS) crates/bale-core/fuzz/corpus/load_verify_read crates/bale-core/fuzz/seeds || status=1; \
-	$(JSON_FUZZER) -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -artifact_prefix=$(CORE_ARTIFACTS) \
+	$(JSON_FUZZER) -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -artifact_prefix=$(CORE_ARTIFACTS)json_region- \
 		$(FUZZ_FLAGS) crates/bale-core/fuzz/corpus/json_region crates/bale-core/fuzz/seeds_json || status=1; \
 	if [ -n "$$(ls $(CORE_ARTIFACTS))" ]; then \
+		for f in $(CORE_ARTIFACTS)*; do \
+			fuzzer=$(CORE_FUZZER); case "$$f" in *json_region-*) fuzzer=$(JSON_FUZZER);; esac; \
+			echo "fuzz-core: finding $$f, replayed by $$(basename $$fuzzer):"; \
+			$$fuzzer -runs=1 $$f 2>&1 | grep -v '^INFO:\|^\*\*\*' | tail -25 | sed 's/^/    /'; \
+			echo "fuzz-core: its input, zlib then base64: $$($(PY) -c 'import base64,sys,zlib; print(base64.b64encode(zlib.compress(open(sys.argv[1],"rb").read(),9)).decode())' $$f)"; \
+		done; \
 		echo "fuzz-core: $$(ls $(CORE_ARTIFACTS) | wc -l) failing input(s) saved in $(CORE_ARTIFACTS)"; status=1; fi; \
 	exit $$status
 

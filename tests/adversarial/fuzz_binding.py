@@ -22,10 +22,12 @@ with ``verify=True`` and, if that passes, walks it again. Allowed:
   ``KeyError`` (and ``in`` saying absent) for a key iteration listed (a
   damaged hash index: wrong data, which unverified reads may give);
   ``ValueError`` from
-  ``to_json`` of what JSON cannot hold (its message names JSON) and from
-  ``==`` of containers holding numpy arrays (as on native values); and
-  ``RecursionError`` from a recursive operation on data nested deeper than
-  the interpreter's recursion limit.
+  ``to_json`` of what JSON cannot hold (its message names JSON), from
+  ``==`` of containers holding numpy arrays (as on native values) and from
+  ``repr`` of an int of more decimal digits than the interpreter converts
+  (``sys.get_int_max_str_digits``, 4300 by default, as ``repr`` of the
+  native int); and ``RecursionError`` from a recursive operation on data
+  nested deeper than the interpreter's recursion limit.
 
 Anything else (another exception type, a crash, a hang of more than
 ``-timeout`` seconds) is a finding: libFuzzer saves the input as
@@ -120,6 +122,11 @@ def _json_error(e: ValueError) -> bool:
     return "JSON" in str(e) and not isinstance(e, bale.FormatError)
 
 
+def _int_digits_error(e: ValueError) -> bool:
+    """The interpreter's limit on converting an int to decimal digits."""
+    return "integer string conversion" in str(e) and not isinstance(e, bale.FormatError)
+
+
 class Walk:
     def __init__(self, verified: bool):
         self.verified = verified
@@ -131,6 +138,12 @@ class Walk:
             return fn(*args)
         except RecursionError:
             return _MISSING
+        except ValueError as e:
+            if _int_digits_error(e):
+                return _MISSING
+            if isinstance(e, self.allowed + also):
+                return _MISSING
+            raise
         except self.allowed:
             return _MISSING
         except also:
@@ -375,9 +388,59 @@ def supervise() -> int:
             break
         print(f"fuzz_binding: {findings} finding(s) so far; fuzzing on for {int(deadline - time.monotonic())} s", file=sys.stderr)
     if findings:
+        report_findings(prefix, env)
         print(f"fuzz_binding: {findings} finding(s) saved under {prefix or './'}", file=sys.stderr)
         return 1
     return 0
+
+
+def report_findings(prefix: str, env: dict) -> None:
+    """Replays each saved finding once and prints what it raised.
+
+    libFuzzer prints the exception long before the end of a time-boxed run
+    (its dictionary and statistics follow), so a log kept only by its tail
+    would name no finding; this puts each one's error last, and its input
+    (zlib, then base64) on one line, to be replayed from the log alone.
+    """
+    import base64
+    import subprocess
+    import zlib
+
+    folder = prefix or "."
+    for name in sorted(os.listdir(folder)):
+        if name.split("-")[0] not in ("crash", "timeout", "oom", "leak", "slow"):
+            continue
+        path = os.path.join(folder, name)
+        replay = dict(env, BALE_FUZZ_LAST_INPUT=path + ".replay")
+        try:
+            done = subprocess.run(
+                [sys.executable, os.path.abspath(__file__), "-runs=1", path],
+                env=replay,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,  # atheris prints the exception to stdout
+                text=True,
+                errors="replace",
+                timeout=120,
+            )
+            lines = done.stdout.splitlines()
+            start = next((i for i, line in enumerate(lines) if "Uncaught Python exception" in line), None)
+            if done.returncode == 0:
+                shown, status = [], "no error this time"
+            else:
+                shown = lines[start:][:30] if start is not None else lines[-15:]
+                status = f"exit status {done.returncode}"
+        except subprocess.TimeoutExpired:
+            shown, status = [], "still running after 120 s"
+        finally:
+            if os.path.exists(path + ".replay"):
+                os.remove(path + ".replay")
+        with open(path, "rb") as f:
+            data = f.read()
+        print(f"fuzz_binding: finding {path} ({len(data)} bytes), replayed: {status}", file=sys.stderr)
+        for line in shown:
+            print(f"    {line}", file=sys.stderr)
+        packed = base64.b64encode(zlib.compress(data, 9)).decode()
+        print(f"fuzz_binding: its input, zlib then base64: {packed}", file=sys.stderr)
 
 
 def main() -> None:

@@ -44,3 +44,24 @@ def test_regression_input(path):
 
 def test_seeds_pass_the_harness():
     replay(*SEEDS)
+
+
+def test_the_harness_fails_on_a_value_error_native_values_do_not_raise():
+    """The harness lets through the ValueError of ``repr`` of an int past the
+    interpreter's digit limit (the regression input above holds one), and
+    only that one: another ValueError is still a finding."""
+    sys.path.insert(0, str(HERE.parent))
+    try:
+        from adversarial import fuzz_binding
+    finally:
+        sys.path.remove(str(HERE.parent))
+    fuzz_binding._import_bale()
+    for verified in (True, False):
+        walk = fuzz_binding.Walk(verified=verified)
+        assert walk.g(repr, 10**4400) is fuzz_binding._MISSING
+
+        def other():
+            raise ValueError("something else")
+
+        with pytest.raises(ValueError, match="something else"):
+            walk.g(other)
