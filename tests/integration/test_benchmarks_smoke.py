@@ -194,6 +194,22 @@ def test_builds_compared_and_thaw_cases_run():
     assert sum(line.rstrip().endswith("x") for line in out.stdout.splitlines()) == 5, out.stdout
 
 
+def test_the_sweep_reports_the_bound_of_each_compaction(smoke_report):
+    # Each compaction table has a bound column (the copy of the region's
+    # bytes against the baseline), filled for every cell, and the words
+    # that say what it is.
+    sweep = _section(smoke_report[0], "Shape sweep")
+    assert "**The bound of a compaction.**" in sweep
+    for title in ("compaction vs msgspec.msgpack encode", "compaction vs pickle.dumps(protocol=5)"):
+        table = sweep.split(f"### {title}", 1)[1].split("\n### ", 1)[0]
+        rows = [line for line in table.splitlines()
+                if line.startswith("| ") and not line.startswith(("| cell", "| ---"))]
+        assert table.count("| verdict | bound |") >= 1 and rows, table[:2000]
+        for row in rows:
+            bound = row.rstrip(" |").rsplit("| ", 1)[1]
+            assert bound.endswith("x") and float(bound[:-1]) > 0, row
+
+
 def test_a_sweep_cell_is_measured_again_in_a_fresh_process():
     # The sweep's reruns (`rerun_close_cells`) measure a cell in a new
     # interpreter, found by its exact name: "deep lists, nesting 50" is also
@@ -211,6 +227,8 @@ def test_a_sweep_cell_is_measured_again_in_a_fresh_process():
     assert "deep lists, nesting 50" in names and "deep lists, nesting 500" in names
     r = bench_sweep.measure_in_a_fresh_process("deep lists, nesting 50", "smoke", None)
     assert set(bench_sweep.TIMED) <= set(r) and all(r[k] > 0 for k in bench_sweep.TIMED), r
+    # The bounds of its compaction, timed in the same run (msgspec takes these lists).
+    assert r["compact_msgspec_bound"] > 0 and r["compact_pickle_bound"] > 0, r
     # A name is taken whole, never as the start of another cell's.
     for name in ("deep lists, nesting 5", "no such cell"):
         with pytest.raises(RuntimeError, match="no cell named"):
