@@ -421,7 +421,8 @@ def report_findings(prefix: str, env: dict) -> None:
         replay = dict(env, BALE_FUZZ_LAST_INPUT=path + ".replay")
         try:
             done = subprocess.run(
-                [sys.executable, os.path.abspath(__file__), "-runs=1", path],
+                # (Anything the replay saves goes beside the finding, named apart.)
+                [sys.executable, os.path.abspath(__file__), "-runs=1", f"-artifact_prefix={folder}/replay-", path],
                 env=replay,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,  # atheris prints the exception to stdout
