@@ -541,7 +541,7 @@ def measure(shape: Shape, x, mode: str) -> dict:
             enc["msgspec"] = lambda: encoder.encode(x)
         if oj is not None:
             enc["orjson"] = lambda: orjson.dumps(x)
-        # The region's bytes copied once, in turn with the encoders: see `compact_bound`.
+        # The region's bytes copied once, in turn with the encoders: see `region_copy`.
         enc["copy"] = region_copy(region)
         k = turns(mode, rough)
         t = common.best_interleaved(enc, k, keep_results=True)
