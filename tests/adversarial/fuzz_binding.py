@@ -144,16 +144,14 @@ class Walk:
             return fn(*args)
         except RecursionError:
             return _MISSING
-        except ValueError as e:
-            if _int_digits_error(e):
-                return _MISSING
-            if isinstance(e, self.allowed + also):
-                return _MISSING
-            raise
         except self.allowed:
             return _MISSING
         except also:
             return _MISSING
+        except ValueError as e:
+            if _int_digits_error(e):
+                return _MISSING
+            raise
 
     def region(self, region) -> None:
         g = self.g
@@ -350,6 +348,11 @@ def _max_total_time(argv):
 MAX_RESTARTS = 50
 
 
+def _is_finding(name: str) -> bool:
+    """Whether a file libFuzzer (or `supervise`) saved is a finding, by the prefix of its name."""
+    return name.split("-")[0] in ("crash", "timeout", "oom", "leak", "slow")
+
+
 def supervise() -> int:
     """Runs the fuzzer in a child process and keeps the time box.
 
@@ -385,7 +388,7 @@ def supervise() -> int:
             with open(crash, "wb") as f:
                 f.write(data)
             print(f"fuzz_binding: killed by {signal.Signals(-rc).name}; input saved to {crash}", file=sys.stderr)
-        new = {n for n in set(os.listdir(prefix or ".")) - before if n.split("-")[0] in ("crash", "timeout", "oom", "leak", "slow")}
+        new = {n for n in set(os.listdir(prefix or ".")) - before if _is_finding(n)}
         if rc == 0:
             break
         if not new:
@@ -415,7 +418,7 @@ def report_findings(prefix: str, env: dict) -> None:
 
     folder = prefix or "."
     for name in sorted(os.listdir(folder)):
-        if name.split("-")[0] not in ("crash", "timeout", "oom", "leak", "slow"):
+        if not _is_finding(name):
             continue
         path = os.path.join(folder, name)
         replay = dict(env, BALE_FUZZ_LAST_INPUT=path + ".replay")
