@@ -421,6 +421,22 @@ def walk_deep(x) -> int:
     return n
 
 
+def skeleton(x):
+    """``x``'s lists, tuples and dicts, made anew, with every other value replaced by None.
+
+    A walk over it runs the same Python loop as over ``x`` (the same containers, keys and number of
+    values) with no scattered object to read: one ``None``, and containers made one after the other.
+    """
+    t = type(x)
+    if t is list:
+        return [skeleton(v) for v in x]
+    if t is tuple:
+        return tuple(skeleton(v) for v in x)
+    if t is dict:
+        return {k: skeleton(v) for k, v in x.items()}
+    return None
+
+
 def walk_records(d) -> int:
     """``for rec in d: for v in rec.values()``: every field of every record read once."""
     n = 0
@@ -529,6 +545,9 @@ def measure(shape: Shape, x, mode: str) -> dict:
     t0 = time.perf_counter()
     pickle.dumps(x, protocol=5)
     rough = time.perf_counter() - t0
+    loop_only = skeleton(x) if target_of("scan", shape.kind) is not None else None
+    if loop_only is not None and walk(loop_only) != walk(x):
+        raise SystemExit(f"{shape.name}: the walk over the skeleton and over the native object disagree")
     cell: dict = {"name": shape.name, "group": shape.group, "kind": shape.kind,
                   "items": shape.items or (len(x) if isinstance(x, (list, dict)) else 1),
                   "nbytes": region.nbytes, "pickle_bytes": len(p),
@@ -560,10 +579,12 @@ def measure(shape: Shape, x, mode: str) -> dict:
         cell["verify_s"] = t_verify
         scans = {"bale": lambda: walk(root), "native": lambda: walk(x)}
         if target_of("scan", shape.kind) is not None:
-            # Every value read and made, without the Python loop or view objects: see `scan_bound`.
+            # Every value read and made, without the Python loop or view objects, and the Python loop
+            # without the values: see `ratios`' scan_bound.
             from bale._bale import _read_every_value  # (imported here: builds_compared.py runs older builds)
 
             scans["reads"] = lambda: _read_every_value(root, deep=shape.walk != "records")
+            scans["loop"] = lambda: walk(loop_only)
         cell["scan"] = common.best_interleaved(scans, k, keep_results=True)
         if shape.walk == "records":
             cell["scan_phases"] = scan_phases(root, x, min(k, 3))
@@ -613,7 +634,11 @@ def ratios(cell: dict) -> dict[str, float | None]:
         "bytes": cell["nbytes"] / cell["pickle_bytes"],
         "verify": cell["nbytes"] / cell["verify_s"] / 1e9,
         "scan": sc["bale"] / sc["native"],
-        "scan_bound": (sc["native"] + sc["reads"]) / sc["native"] if "reads" in sc else None,
+        # The Python loop alone (over `skeleton`) plus every value made (`_read_every_value`): a scan
+        # through views runs that loop and makes those values. Not the native scan plus the values: the
+        # native scan also reads its scattered objects, which the views do not (the bound was above
+        # figures by up to 31%).
+        "scan_bound": (sc["loop"] + sc["reads"]) / sc["native"] if "loop" in sc else None,
     }
 
 
@@ -627,9 +652,22 @@ def target_of(key: str, kind: str) -> float | None:
 
 
 def beyond_reach(key: str, cell: dict) -> bool:
-    """Whether the cell's measured bound for this measure (`BOUNDS`) is itself past the target."""
+    """Whether the cell's measured bound for this measure (`BOUNDS`) is itself past the target, and held
+    as a floor there (`below_its_bound` says when it did not)."""
     bound, target = cell["ratios"].get(BOUNDS.get(key, "")), target_of(key, cell["kind"])
-    return bound is not None and target is not None and badness(key, bound, target) > 1
+    return (bound is not None and target is not None and badness(key, bound, target) > 1
+            and not below_its_bound(key, cell))
+
+
+# How far under its bound a figure may lie and the bound still count as a floor: the noise of two timings.
+FLOOR_SLACK = 0.95
+
+
+def below_its_bound(key: str, cell: dict) -> bool:
+    """Whether the cell's figure lies under its measured bound by more than the noise (`FLOOR_SLACK`):
+    there the bound is no floor, and the report does not call the target out of reach."""
+    bound, value = cell["ratios"].get(BOUNDS.get(key, "")), cell["ratios"].get(key)
+    return bound is not None and value is not None and value < bound * FLOOR_SLACK
 
 
 def badness(key: str, value: float, target: float) -> float:
@@ -731,7 +769,12 @@ CLOSE = 0.9
 
 
 def close_to_a_target(cell: dict) -> bool:
-    """Whether one of the cell's timed figures misses its target or comes within `CLOSE` of it."""
+    """Whether one of the cell's timed figures misses its target or comes within `CLOSE` of it; or the
+    cell has a scan target at all. A scan's native side reads objects wherever the cells before left
+    the allocator's free memory: 10,000 flat records scanned in 0.85x native in the sweep's process and
+    1.86-2.02x in fresh ones, a met verdict that did not hold."""
+    if target_of("scan", cell["kind"]) is not None:
+        return True
     for key in TIMED:
         v, target = cell["ratios"][key], target_of(key, cell["kind"])
         if v is not None and target is not None and badness(key, v, target) > CLOSE:
@@ -791,6 +834,14 @@ def rerun_close_cells(cells: list[dict], mode: str, reruns: int, max_items: int 
         cell["ratios"] = merged
         print(f"{cell['name']:48s} medians of {len(runs)} runs: " + " ".join(
             f"{k}={fmt_value(k, merged[k])}" for k in TIMED if merged[k] is not None), flush=True)
+
+
+def bound_cell(key: str, cell: dict) -> str:
+    """The bound column's entry: the bound, and whether the figure lies under it (no floor there)."""
+    bound = cell["ratios"].get(BOUNDS[key])
+    if not bound:
+        return "-"
+    return fmt_value(key, bound) + (" (figure under it)" if below_its_bound(key, cell) else "")
 
 
 def compaction_bound_paragraph(cells: list[dict]) -> list[str]:
@@ -921,8 +972,7 @@ def run(mode: str, plots_dir: str, args) -> common.Section:
         head = (["cell", "kind", "items", "figure", "target", "verdict"], ["l", "l", "r", "r", "r", "l"])
         if key in BOUNDS:
             # The bound of each cell (see the paragraph after the tables).
-            rows = [(*row, fmt_value(key, c["ratios"].get(BOUNDS[key])) if c["ratios"].get(BOUNDS[key]) else "-")
-                    for row, (_, _, c, _, _) in zip(rows, scored)]
+            rows = [(*row, bound_cell(key, c)) for row, (_, _, c, _, _) in zip(rows, scored)]
             head = (head[0] + ["bound"], head[1] + ["r"])
         lines += common.table(*head, rows[:OPEN_ROWS])
         if len(rows) > OPEN_ROWS:
@@ -932,20 +982,29 @@ def run(mode: str, plots_dir: str, args) -> common.Section:
     bounded = [c for c in cells if c["ratios"].get("scan_bound") and target_of("scan", c["kind"]) is not None]
     if bounded:
         over = [c for c in bounded if beyond_reach("scan", c)]
-        records_cells = len(bounded)
+        under = [c for c in bounded if below_its_bound("scan", c)]
         lines += ["", "**The bound of a scan through views.** A native scan hands out the objects its dicts "
                   "hold; a scan through views makes a new object for every value it reads (an int, float or "
                   "str: CPython shares only small ints, `None`, bools and 1-character strings; a view for a "
-                  "container) and drops it at the next one. The *bound* column is (native scan + "
-                  "`_bale._read_every_value(root)`) / native scan: that call reads and makes every value of every "
-                  "record (with `deep=True`, of every container, for the cells walked in depth) as the views do, "
-                  "with no Python loop, row view or iterator, so no scan through views "
-                  "can go below it (a figure a few percent under its bound is the noise of two timings). "
-                  f"In {len(over)} of the {records_cells} cells the bound alone is above "
-                  "the 1.2x target: there the target is out of reach for any view that returns Python objects "
-                  "(only handing out objects made before, that is a thawed copy, would meet it). The rest of each "
-                  "figure, above the bound, is the views' own cost: a row view, `values()` and its iterator per "
-                  "record (the step table below)."]
+                  "container) and drops it at the next one. The *bound* column is (loop + reads) / native "
+                  "scan. *Loop* is the same Python loop over the cell's `skeleton` (its lists, tuples and "
+                  "dicts made anew, every other value None): the loop's own work, without reading scattered "
+                  "objects. *Reads* is `_bale._read_every_value(root)`, which reads and makes every value of "
+                  "every record (with `deep=True`, of every container, for the cells walked in depth) as the "
+                  "views do, with no Python loop, row view or iterator. A scan through views runs that loop "
+                  "and makes those values, so where the figure is at or above its bound (within 5%, the noise "
+                  "of two timings) the bound is its floor, and a bound above the 1.2x target puts the target "
+                  "out of reach for any view that returns Python objects (only handing out objects made "
+                  "before, that is a thawed copy, would meet it). "
+                  f"Out of reach so: {len(over)} of the {len(bounded)} cells"
+                  + (f" ({', '.join(c['name'] for c in over)})" if 0 < len(over) <= 6 else "") + ". "
+                  + (f"In {len(under)} cell{'s' if len(under) != 1 else ''} the figure lies under its bound "
+                     f"({', '.join(c['name'] for c in under)}): there the views' own iterators make the values "
+                     "in less time than `_read_every_value` does (it decodes each value into a `Value` and "
+                     "keeps each container's on a stack of its own), so the bound is no floor, and those "
+                     "cells are not called out of reach. " if under else "")
+                  + "The rest of each figure, above the bound, is the views' own cost: a row view, `values()` "
+                  "and its iterator per record (the step table below)."]
     phased = [c for c in cells if "scan_phases" in c and target_of("scan", c["kind"]) is not None]
     if phased:
         worst = max(phased, key=lambda c: c["ratios"]["scan"])

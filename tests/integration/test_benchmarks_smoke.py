@@ -210,10 +210,7 @@ def test_the_sweep_reports_the_bound_of_each_compaction(smoke_report):
             assert bound.endswith("x") and float(bound[:-1]) > 0, row
 
 
-def test_a_sweep_cell_is_measured_again_in_a_fresh_process():
-    # The sweep's reruns (`rerun_close_cells`) measure a cell in a new
-    # interpreter, found by its exact name: "deep lists, nesting 50" is also
-    # the start of "... 500", and must not be taken for it.
+def _import_bench_sweep():
     # bench_sweep raises the recursion limit when imported: put back, for
     # the tests of depth limits that run after this one in this process.
     limit = sys.getrecursionlimit()
@@ -223,6 +220,64 @@ def test_a_sweep_cell_is_measured_again_in_a_fresh_process():
     finally:
         sys.path.remove(BENCH)
         sys.setrecursionlimit(limit)
+    return bench_sweep
+
+
+def test_the_sweep_reports_the_bound_of_each_scan(smoke_report):
+    # The scan table's bound column is filled for every cell with a scan
+    # target (records), and the words say how it is made.
+    sweep = _section(smoke_report[0], "Shape sweep")
+    assert "**The bound of a scan through views.**" in sweep and "(loop + reads) / native" in sweep
+    table = sweep.split("### full scan through views vs native", 1)[1].split("\n### ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith(("| cell", "| ---"))]
+    records = [row for row in rows if "| flat records |" in row or "| nested records |" in row]
+    assert records, table[:2000]
+    for row in records:
+        bound = row.rstrip(" |").rsplit("| ", 1)[1].removesuffix(" (figure under it)")
+        assert bound.endswith("x") and float(bound[:-1]) > 0, row
+
+
+def test_a_scan_figure_under_its_bound_is_not_called_out_of_reach():
+    bench_sweep = _import_bench_sweep()
+
+    def cell(kind, **ratios):
+        return {"name": "c", "kind": kind, "items": 1, "ratios": {**dict.fromkeys(bench_sweep.TIMED), **ratios}}
+
+    # At or above its bound (within the noise), a bound above the target puts it out of reach.
+    held = cell("flat records", scan=1.9, scan_bound=1.95)
+    assert not bench_sweep.below_its_bound("scan", held) and bench_sweep.beyond_reach("scan", held)
+    assert bench_sweep.bound_cell("scan", held) == "1.95x"
+    # Under its bound by more than the noise: no floor there, so not out of reach, and the column says so.
+    under = cell("nested records", scan=1.14, scan_bound=1.21)
+    assert bench_sweep.below_its_bound("scan", under) and not bench_sweep.beyond_reach("scan", under)
+    assert bench_sweep.bound_cell("scan", under) == "1.21x (figure under it)"
+    # A bound under the target puts nothing out of reach, whatever the figure.
+    assert not bench_sweep.beyond_reach("scan", cell("flat records", scan=1.5, scan_bound=1.1))
+    # Every cell with a scan target is measured again in fresh processes, even one far under every
+    # target (the native side's time depends on what the cells before it left in the allocator);
+    # other cells only when near or past a target.
+    assert bench_sweep.close_to_a_target(cell("flat records", scan=0.5, compact_msgspec=0.1))
+    assert not bench_sweep.close_to_a_target(cell("other", scan=0.5, compact_msgspec=0.1))
+    assert bench_sweep.close_to_a_target(cell("other", compact_msgspec=0.95))
+
+
+def test_the_skeleton_walks_as_the_value_with_none_for_every_scalar():
+    bench_sweep = _import_bench_sweep()
+    x = [{"a": 1, "b": ["x", 2.5, (3, None)], "c": {"d": True}}, {"e": [], "f": {}}]
+    sk = bench_sweep.skeleton(x)
+    assert sk == [{"a": None, "b": [None, None, (None, None)], "c": {"d": None}}, {"e": [], "f": {}}]
+    assert sk[0] is not x[0] and sk[0]["b"] is not x[0]["b"]
+    for walk in (bench_sweep.walk_deep, bench_sweep.walk_records):
+        assert walk(sk) == walk(x)
+    records = bench_sweep.nested_records(50)
+    assert bench_sweep.walk_deep(bench_sweep.skeleton(records)) == bench_sweep.walk_deep(records)
+
+
+def test_a_sweep_cell_is_measured_again_in_a_fresh_process():
+    # The sweep's reruns (`rerun_close_cells`) measure a cell in a new
+    # interpreter, found by its exact name: "deep lists, nesting 50" is also
+    # the start of "... 500", and must not be taken for it.
+    bench_sweep = _import_bench_sweep()
     names = [s.name for s in bench_sweep.grid("smoke", None)]
     assert "deep lists, nesting 50" in names and "deep lists, nesting 500" in names
     r = bench_sweep.measure_in_a_fresh_process("deep lists, nesting 50", "smoke", None)

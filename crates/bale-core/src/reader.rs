@@ -121,9 +121,6 @@ impl<'a> Str<'a> {
             StrData::Borrowed(s) => s,
         }
     }
-    /// Where the code units are stored (their address and byte length),
-    /// for a string not held inline in its slot: one stored string has
-    /// one place, however many slots reference it.
     /// The slot word of a string stored inline in its slot (the slot is
     /// all of it), or None for one stored out of line.
     pub fn inline_slot(&self) -> Option<u64> {
@@ -132,6 +129,9 @@ impl<'a> Str<'a> {
             StrData::Borrowed(_) => None,
         }
     }
+    /// Where the code units are stored (their address and byte length),
+    /// for a string not held inline in its slot: one stored string has
+    /// one place, however many slots reference it.
     pub fn stored_at(&self) -> Option<(usize, usize)> {
         match &self.data {
             StrData::Inline(_) => None,
