@@ -646,3 +646,10 @@ def test_read_every_value_reads_what_a_scan_reads():
         _read_every_value(bale.compact([1, "a"]).root)
     with pytest.raises(TypeError, match="takes a view"):
         _read_every_value([1], deep=True)
+    # A deep walk would not end in a cycle: refused. Shared data is walked as the tree it reads as.
+    loop = [1]
+    loop.append(loop)
+    with pytest.raises(ValueError, match="holds cycles"):
+        _read_every_value(bale.compact(loop, share=True).root, deep=True)
+    inner = [1, 2]
+    assert _read_every_value(bale.compact([inner, inner, {"k": inner}], share=True).root, deep=True) == 6

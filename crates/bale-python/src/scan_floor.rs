@@ -13,7 +13,7 @@
 //! comes under that bound, this call made the values more slowly than the
 //! views' iterators, and the sweep does not count the bound as a floor.
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 use bale_core::Value;
@@ -63,6 +63,12 @@ fn read_deep(py: Python<'_>, root: &Bound<'_, PyAny>) -> PyResult<usize> {
     };
     let reg = region.get();
     let r = reg.reader();
+    // A walk to every value never ends in a cycle, and crafted sharing
+    // could make it expand without end: both refused before it starts.
+    if r.cyclic() {
+        return Err(PyValueError::new_err("_read_every_value(): the region holds cycles (share=True)"));
+    }
+    crate::views::check_expansion_of(reg, node.value())?;
     let mut stack = Vec::new();
     let mut n = 0;
     keep_if_container(node.value(), &mut stack, &mut n);
