@@ -637,7 +637,7 @@ def ratios(cell: dict) -> dict[str, float | None]:
         # The Python loop alone (over `skeleton`) plus every value made (`_read_every_value`): a scan
         # through views runs that loop and makes those values. Not the native scan plus the values: the
         # native scan also reads its scattered objects, which the views do not (the bound was above
-        # figures by up to 31%).
+        # figures by up to a third).
         "scan_bound": (sc["loop"] + sc["reads"]) / sc["native"] if "loop" in sc else None,
     }
 
@@ -772,7 +772,7 @@ def close_to_a_target(cell: dict) -> bool:
     """Whether one of the cell's timed figures misses its target or comes within `CLOSE` of it; or the
     cell has a scan target at all. A scan's native side reads objects wherever the cells before left
     the allocator's free memory: 10,000 flat records scanned in 0.85x native in the sweep's process and
-    1.86-2.02x in fresh ones, a met verdict that did not hold."""
+    1.74-2.02x in fresh ones, a met verdict that did not hold."""
     if target_of("scan", cell["kind"]) is not None:
         return True
     for key in TIMED:
@@ -1000,8 +1000,7 @@ def run(mode: str, plots_dir: str, args) -> common.Section:
                   + (f" ({', '.join(c['name'] for c in over)})" if 0 < len(over) <= 6 else "") + ". "
                   + (f"In {len(under)} cell{'s' if len(under) != 1 else ''} the figure lies under its bound "
                      f"({', '.join(c['name'] for c in under)}): there the views' own iterators make the values "
-                     "in less time than `_read_every_value` does (it decodes each value into a `Value` and "
-                     "keeps each container's on a stack of its own), so the bound is no floor, and those "
+                     "in less time than `_read_every_value` does, so the bound is no floor, and those "
                      "cells are not called out of reach. " if under else "")
                   + "The rest of each figure, above the bound, is the views' own cost: a row view, `values()` "
                   "and its iterator per record (the step table below)."]
