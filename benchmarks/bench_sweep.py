@@ -545,9 +545,6 @@ def measure(shape: Shape, x, mode: str) -> dict:
     t0 = time.perf_counter()
     pickle.dumps(x, protocol=5)
     rough = time.perf_counter() - t0
-    loop_only = skeleton(x) if target_of("scan", shape.kind) is not None else None
-    if loop_only is not None and walk(loop_only) != walk(x):
-        raise SystemExit(f"{shape.name}: the walk over the skeleton and over the native object disagree")
     cell: dict = {"name": shape.name, "group": shape.group, "kind": shape.kind,
                   "items": shape.items or (len(x) if isinstance(x, (list, dict)) else 1),
                   "nbytes": region.nbytes, "pickle_bytes": len(p),
@@ -583,6 +580,10 @@ def measure(shape: Shape, x, mode: str) -> dict:
             # without the values: see `ratios`' scan_bound.
             from bale._bale import _read_every_value  # (imported here: builds_compared.py runs older builds)
 
+            # Made here, not held through the cell's other measures.
+            loop_only = skeleton(x)
+            if walk(loop_only) != walk(x):
+                raise SystemExit(f"{shape.name}: the walk over the skeleton and over the native object disagree")
             scans["reads"] = lambda: _read_every_value(root, deep=shape.walk != "records")
             scans["loop"] = lambda: walk(loop_only)
         cell["scan"] = common.best_interleaved(scans, k, keep_results=True)

@@ -371,7 +371,9 @@ def _xxh3(data: Buffer) -> int: ...
 
 # Benchmark support (benchmarks/bench_sweep.py): the reads of a scan through views, without the scan.
 def _read_every_value(records: ListView | TupleView | DictView, deep: bool = False) -> int:
-    """Make (and drop) every value of every record, or with ``deep`` every value under ``records``; returns how many."""
+    """Make (and drop) every value of every record, or with ``deep`` every value under ``records``; returns how many.
+
+    With ``deep``, a region holding cycles raises ValueError (the walk would not end)."""
 def _store_get(
     key: object,
     sources: tuple[DictView, ...],
