@@ -167,7 +167,7 @@ class TupleView(Sequence[Any]):
 
 @final
 class NumberListView(Sequence[Any]):
-    """A list stored as raw int64 or float64 numbers; exports them as a read-only buffer."""
+    """A list stored as raw int64 or float64 numbers (int32 in a hand-made region's INT32_LIST); exports them as a read-only buffer."""
 
     @overload
     def __getitem__(self, index: SupportsIndex, /) -> int | float: ...

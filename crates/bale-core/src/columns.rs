@@ -240,7 +240,7 @@ impl<'a> Reader<'a> {
         }
         let (child, end) = match self.decode(child_slot, off)? {
             Value::List(s) => (Child::Slots(s), s.pos + 8 * s.len),
-            Value::NumList(l) => (Child::Nums(l), l.pos + 8 * l.len),
+            Value::NumList(l) => (Child::Nums(l), l.end()),
             Value::Column(Column { kind: ColumnKind::Strs { width, offs, units, total }, len, .. }) => {
                 (Child::Strs { len, width, offs, units, total }, units + pad8(total * width.unit()))
             }
@@ -411,7 +411,7 @@ pub fn slice_of<'a>(child: Child, owner: usize, a: usize, len: usize) -> Value<'
     }
     match child {
         Child::Slots(s) => Value::List(Seq { start: owner, pos: s.pos + 8 * a, len }),
-        Child::Nums(l) => Value::NumList(NumList { start: owner, pos: l.pos + 8 * a, len, float: l.float }),
+        Child::Nums(l) => Value::NumList(NumList { start: owner, pos: l.item_pos(a), len, ..l }),
         Child::Strs { width, offs, units, total, .. } => {
             Value::Column(Column { start: owner, first: a, len, kind: ColumnKind::Strs { width, offs, units, total } })
         }

@@ -111,6 +111,9 @@ pub const KIND_EXTERN: u8 = 0x24;
 pub const KIND_ROWS_COLUMN: u8 = 0x25;
 /// A TABLE whose rows name their keys (key lists by id), or are None (see `columns`).
 pub const KIND_KEYED_TABLE: u8 = 0x26;
+/// A list of ints stored as raw little-endian i32 (see `num_list`): a
+/// table's column of ints that all fit 32 bits, in half an INT_LIST's bytes.
+pub const KIND_INT32_LIST: u8 = 0x27;
 
 /// Flavors of a record type: how a reader rebuilds its instances.
 pub const FLAVOR_DATACLASS: u64 = 1;

@@ -420,13 +420,13 @@ impl<'d> JsonSource<'d> {
                 self.slot_column(&cells)
             } else if !g.lists {
                 let cells: Vec<u32> = rows.iter().map(|&r| self.cell(r, j)).collect();
-                self.scalars(g.run, &cells)
+                self.scalars(g.run, &cells, true)
             } else {
                 let child = if g.count == 0 {
                     SLOT_EMPTY_LIST
                 } else {
                     let items = self.column_scalars(rows, j, true);
-                    self.scalars(g.run, &items)
+                    self.scalars(g.run, &items, false)
                 };
                 self.builder.list_column(child, &g.offsets)
             };
@@ -519,9 +519,10 @@ impl<'d> JsonSource<'d> {
         (table_slack(&columns, rows.len()) >= 0).then_some(columns)
     }
 
-    /// Scalars: raw numbers; strings as a STR_COLUMN when that is smaller
-    /// than slots; else slots.
-    fn scalars(&mut self, run: Run, nodes: &[u32]) -> u64 {
+    /// Scalars: raw numbers (a table's own column of ints, `column`, as
+    /// 32-bit ints when they all fit); strings as a STR_COLUMN when that is
+    /// smaller than slots; else slots.
+    fn scalars(&mut self, run: Run, nodes: &[u32], column: bool) -> u64 {
         let doc = self.doc;
         match run {
             Run::Ints | Run::Floats => {
@@ -533,7 +534,10 @@ impl<'d> JsonSource<'d> {
                         _ => unreachable!("a run of numbers"),
                     })
                     .collect();
-                self.builder.num_list(matches!(run, Run::Floats), &words)
+                match run {
+                    Run::Ints if column => self.builder.int_column(&words),
+                    _ => self.builder.num_list(matches!(run, Run::Floats), &words),
+                }
             }
             Run::Strs { width, unit_bytes, as_slots } if str_column_is_smaller(nodes.len(), unit_bytes, as_slots) => {
                 let mut units = Vec::with_capacity(unit_bytes);

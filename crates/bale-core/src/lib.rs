@@ -35,6 +35,7 @@ pub mod json;
 pub mod json_doc;
 pub mod json_source;
 pub mod layout;
+pub mod num_list;
 pub mod path;
 pub mod reader;
 pub mod stats;

@@ -44,14 +44,7 @@ pub enum Value<'a> {
     Extern(crate::extern_ref::Extern),
 }
 
-/// A list stored as `len` raw little-endian i64 (or f64, when `float`) at `pos`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NumList {
-    pub start: usize,
-    pub pos: usize,
-    pub len: usize,
-    pub float: bool,
-}
+pub use crate::num_list::NumList;
 
 /// A record type: flavor, qualified-name slot and field names (a table
 /// like a shape's, so fields are found by name through its index).
@@ -719,9 +712,12 @@ impl<'a> Reader<'a> {
             KIND_ROWS_COLUMN => self.decode_list_column(off, n, limit, true),
             KIND_SHAPE => Err(bad(off, "a shape object is used as a value")),
             KIND_TYPE => Err(bad(off, "a record type object is used as a value")),
-            KIND_INT_LIST | KIND_FLOAT_LIST => {
-                self.extent(off, 8 + 8 * n, limit, "number list object")?;
-                Ok(Value::NumList(NumList { start: off, pos: body, len: n, float: kind == KIND_FLOAT_LIST }))
+            KIND_INT_LIST | KIND_FLOAT_LIST | KIND_INT32_LIST => {
+                let int32 = kind == KIND_INT32_LIST;
+                // n is bounded by the buffer above, so the size cannot overflow.
+                let size = if int32 { pad8(4 * n) } else { 8 * n };
+                self.extent(off, 8 + size, limit, "number list object")?;
+                Ok(Value::NumList(NumList { start: off, pos: body, len: n, float: kind == KIND_FLOAT_LIST, int32 }))
             }
             KIND_NDARRAY => self.ndarray(off, n, limit),
             KIND_RECORD => {
@@ -801,10 +797,15 @@ impl<'a> Reader<'a> {
     pub fn field_name(&self, ty: RecType, i: usize) -> Result<Value<'a>> {
         self.table_item(ty.fields, i)
     }
+    /// Item `i` of a number list as a word: an int's i64 or a float's bits.
+    #[inline]
+    pub fn num_word(&self, l: NumList, i: usize) -> Result<u64> {
+        l.word_in(self.buf, i).ok_or_else(|| bad(l.item_pos(i), "read past the end of the region"))
+    }
     /// Item `i` of a number list, as an int or float value.
     #[inline]
     pub fn num_item(&self, l: NumList, i: usize) -> Result<Value<'a>> {
-        let w = self.word(l.pos + 8 * i)?;
+        let w = self.num_word(l, i)?;
         Ok(if l.float { Value::Float(f64::from_bits(w)) } else { Value::Int(w as i64) })
     }
 

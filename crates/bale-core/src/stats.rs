@@ -128,7 +128,8 @@ const K_ID_DICT: usize = 22;
 const K_EXTERN: usize = 23;
 const K_ROWS_COLUMN: usize = 24;
 const K_KEYED_TABLE: usize = 25;
-const NAMES: [&str; 26] = [
+const K_INT32_LIST: usize = 26;
+const NAMES: [&str; 27] = [
     "lists (floats, raw)",
     "lists (ints, raw)",
     "numpy arrays",
@@ -155,6 +156,7 @@ const NAMES: [&str; 26] = [
     "references to other segments",
     "row columns (lists of dicts, over a table)",
     "keyed tables (lists of dicts of several key sequences, by column)",
+    "lists (ints, raw 32-bit)",
 ];
 
 /// Walks everything reachable from `root`, each stored object once.
@@ -201,7 +203,14 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
         let header = if tag == TAG_OBJ { 8 } else { 0 };
         let (kind, bytes): (usize, u64) = match v {
             Value::Ext(e) => (NAMES.len() + e.kind as usize, 8 + pad8(e.payload.len()) as u64),
-            Value::NumList(l) => (if l.float { K_FLOAT_LIST } else { K_INT_LIST }, 8 + 8 * l.len as u64),
+            Value::NumList(l) => (
+                match (l.float, l.int32) {
+                    (true, _) => K_FLOAT_LIST,
+                    (false, true) => K_INT32_LIST,
+                    (false, false) => K_INT_LIST,
+                },
+                8 + crate::num_list::payload_bytes(l.len, l.int32).unwrap_or(0) as u64,
+            ),
             Value::NdArray(a) => {
                 let head = 8 + pad8(ND_FIXED_BYTES + a.shape.len() + a.dtype.len());
                 (K_NDARRAY, (head + pad8(a.data.len())) as u64)
@@ -354,7 +363,12 @@ mod tests {
             let (kind, bytes): (&'static str, u64) = match v {
                 Value::Ext(e) => (crate::typed::kind_name(e.kind), 8 + pad8(e.payload.len()) as u64),
                 Value::NumList(l) => {
-                    (if l.float { "lists (floats, raw)" } else { "lists (ints, raw)" }, 8 + 8 * l.len as u64)
+                    let name = match (l.float, l.int32) {
+                        (true, _) => "lists (floats, raw)",
+                        (false, true) => "lists (ints, raw 32-bit)",
+                        (false, false) => "lists (ints, raw)",
+                    };
+                    (name, 8 + crate::num_list::payload_bytes(l.len, l.int32).unwrap_or(0) as u64)
                 }
                 Value::NdArray(a) => {
                     let head = 8 + pad8(ND_FIXED_BYTES + a.shape.len() + a.dtype.len());

@@ -58,6 +58,28 @@ pub fn num_list(out: &mut dyn Sink, float: bool, n: u64, words: &mut impl Read) 
     Ok(at)
 }
 
+/// An INT32_LIST of the `n` words in `words` (i64s that each fit 32 bits,
+/// `num_list::all_fit_int32`): what `Builder::int32_list` writes.
+pub fn int32_list(out: &mut dyn Sink, n: u64, words: &mut impl Read) -> io::Result<u64> {
+    let at = out.pos() as u64;
+    out.put(&crate::num_list::header(false, true, n as usize).to_le_bytes())?;
+    let mut word = [0u8; 8];
+    let mut buf = Vec::with_capacity(1 << 16);
+    for _ in 0..n {
+        words.read_exact(&mut word)?;
+        buf.extend_from_slice(&(i64::from_le_bytes(word) as i32).to_le_bytes());
+        if buf.len() >= 1 << 16 {
+            out.put(&buf)?;
+            buf.clear();
+        }
+    }
+    if n % 2 == 1 {
+        buf.extend_from_slice(&[0u8; 4]);
+    }
+    out.put(&buf)?;
+    Ok(at)
+}
+
 /// A LIST object of the `n` slots in `slots` (written before it, each).
 pub fn list(out: &mut dyn Sink, n: u64, slots: &mut impl Read) -> io::Result<u64> {
     let at = out.pos() as u64;
@@ -132,6 +154,9 @@ mod tests {
         let nums = [1u64, 2, u64::MAX];
         assert_eq!(b.num_list(false, &nums), num_list(&mut s, false, 3, &mut &words(&nums)[..]).unwrap());
         assert_eq!(b.num_list(true, &nums), num_list(&mut s, true, 3, &mut &words(&nums)[..]).unwrap());
+        for small in [&[1u64, (-2i64) as u64, i32::MIN as i64 as u64][..], &[7, 8]] {
+            assert_eq!(b.int32_list(small), int32_list(&mut s, small.len() as u64, &mut &words(small)[..]).unwrap());
+        }
 
         let units = "abcdefgh".as_bytes();
         let offsets = [0u32, 3, 3, 8];

@@ -672,8 +672,12 @@ impl<'a> StoredValues<'_, 'a> {
             }
             Value::Ext(e) => self.dst.ext(e.kind, e.aux, e.payload),
             Value::NumList(l) => {
-                let words = (0..l.len).map(|i| src.word(l.pos + 8 * i)).collect::<Result<Vec<u64>>>()?;
-                self.dst.num_list(l.float, &words)
+                let words = (0..l.len).map(|i| src.num_word(l, i)).collect::<Result<Vec<u64>>>()?;
+                if l.int32 {
+                    self.dst.int32_list(&words)
+                } else {
+                    self.dst.num_list(l.float, &words)
+                }
             }
             Value::NdArray(a) => {
                 let shape = (0..a.ndim()).map(|i| a.dim(i)).collect::<Vec<u64>>();

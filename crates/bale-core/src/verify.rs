@@ -601,7 +601,13 @@ impl<'a> Verifier<'a> {
                 }
             }
             Value::NumList(l) => {
-                self.first_visit(slot, l.start, false)?;
+                if self.first_visit(slot, l.start, false)? && l.int32 && l.len % 2 == 1 {
+                    // An odd INT32_LIST's last word ends in 4 bytes of padding.
+                    let buf = self.r.buf();
+                    if buf.get(l.end()..l.end() + 4).is_none_or(|pad| pad.iter().any(|&b| b != 0)) {
+                        return Err(FormatError::at(l.start, "32-bit int list has non-zero padding"));
+                    }
+                }
             }
             Value::Column(c) => {
                 if self.first_visit(slot, c.start, false)? {

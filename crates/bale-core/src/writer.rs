@@ -481,6 +481,25 @@ impl Builder {
         off as u64
     }
 
+    /// An INT32_LIST of `words`, i64 bit patterns that each fit 32 bits
+    /// (`num_list::all_fit_int32`).
+    pub fn int32_list(&mut self, words: &[u64]) -> u64 {
+        let off = self.len();
+        self.put(crate::num_list::header(false, true, words.len()));
+        crate::num_list::put_int32_payload(&mut self.buf, words);
+        off as u64
+    }
+
+    /// An INT32_LIST of `words` when they all fit 32 bits, else an INT_LIST:
+    /// a table's column of ints, as every writer stores one.
+    pub fn int_column(&mut self, words: &[u64]) -> u64 {
+        if crate::num_list::all_fit_int32(words) {
+            self.int32_list(words)
+        } else {
+            self.num_list(false, words)
+        }
+    }
+
     /// `num_list` of the `n` words `word(0)`, `word(1)`, ..., each stored in
     /// place as it comes, with no vector between: the list of a point or a
     /// pair of coordinates, read from its objects. `None`, with nothing

@@ -361,6 +361,22 @@ fn vectors() -> Vec<(&'static str, Py)> {
             ),
         ),
         (
+            // A TABLE's columns of ints: an INT32_LIST when every int fits 32
+            // bits (the edges of i32 included), else an INT_LIST.
+            "table_int_widths",
+            list(
+                (0..4)
+                    .map(|k: i128| {
+                        dict(vec![
+                            (s("low"), i(-(1 << 31) + k)),
+                            (s("high"), i((1 << 31) - 1 - k)),
+                            (s("past"), i((1 << 31) - 2 + k)),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
+        (
             // Four records of one key sequence, scalars and lists of scalars: a TABLE.
             "table",
             list(
@@ -705,6 +721,12 @@ impl Writer {
             }
             let child = if flat.is_empty() { SLOT_EMPTY_LIST } else { self.scalar_column(b, &flat) };
             return b.list_column(child, &offsets);
+        }
+        // A table's own column of ints that all fit 32 bits: an INT32_LIST.
+        if values.iter().all(|x| matches!(x, Py::Int(n) if i32::try_from(*n).is_ok())) {
+            let words: Vec<u64> =
+                values.iter().map(|x| if let Py::Int(n) = x { *n as i64 as u64 } else { 0 }).collect();
+            return b.int32_list(&words);
         }
         if values.iter().all(|x| !matches!(x, Py::List(_))) {
             return self.scalar_column(b, values);
@@ -1131,7 +1153,28 @@ fn format_md_example_is_dict_small() {
 /// not make (yet): each is built here by hand, and `tests/vectors/read_only/`
 /// holds its file and `vectors.json` its value, for the Python suite.
 fn read_only_vectors() -> Vec<(&'static str, Vec<u8>, Py)> {
-    vec![("keyed_table", keyed_table_vector(), keyed_table_value())]
+    vec![
+        ("keyed_table", keyed_table_vector(), keyed_table_value()),
+        ("table_of_int64_columns", table_of_int64_columns_vector(), table_of_int64_columns_value()),
+    ]
+}
+
+/// A TABLE whose columns of small ints are INT_LISTs, as bale wrote them
+/// before a table's column of ints that fit 32 bits became an INT32_LIST:
+/// still valid, and read the same.
+fn table_of_int64_columns_value() -> Py {
+    list((0..4).map(|k| dict(vec![(s("id"), i(k - 1)), (s("n"), i(1000 * k))])).collect())
+}
+
+fn table_of_int64_columns_vector() -> Vec<u8> {
+    let mut b = Builder::new();
+    let ids = b.num_list(false, &[-1i64 as u64, 0, 1, 2]);
+    let ns = b.num_list(false, &[0, 1000, 2000, 3000]);
+    let slots = [b.str_utf8("id"), b.str_utf8("n")];
+    let hashes = [hash::hash_str_units(b"id"), hash::hash_str_units(b"n")];
+    let shape = b.shape(&slots, &hashes);
+    let table = b.table_object(4, shape, &[ids, ns]);
+    b.finish(table)
 }
 
 /// A KEYED_TABLE (kind 0x26): rows of their own keys and orders, a None

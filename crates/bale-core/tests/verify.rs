@@ -648,7 +648,7 @@ fn invalid_tag_and_constants() {
 
 #[test]
 fn unknown_object_kinds() {
-    for kind in [0x00u8, 0x27, 0x7F, 0xFF] {
+    for kind in [0x00u8, 0x28, 0x7F, 0xFF] {
         let bytes = raw_region(&[header_word(kind, 0), 0], 64, 0);
         refuse(&bytes, &["kind"]);
         // Also as a list element.
@@ -660,6 +660,55 @@ fn unknown_object_kinds() {
     let shape = b.shape(&[SLOT_NONE], &[hash::mix(hash::SEED_NONE)]);
     let bytes = finish_fixed(b, shape);
     refuse(&bytes, &["shape"]);
+}
+
+/// An INT32_LIST of `items` at offset 64 (its last word's padding `pad`).
+fn int32_list_words(items: &[i32], pad: u32) -> Vec<u64> {
+    let mut words = vec![header_word(KIND_INT32_LIST, items.len() as u64)];
+    for pair in items.chunks(2) {
+        let hi = pair.get(1).map_or(pad, |&v| v as u32);
+        words.push(pair[0] as u32 as u64 | (hi as u64) << 32);
+    }
+    words
+}
+
+#[test]
+fn int32_lists_read_sign_extended_and_verify() {
+    for items in [&[][..], &[7], &[-1, i32::MAX, i32::MIN], &[0, -5, 6, 1 << 30]] {
+        let bytes = raw_region(&int32_list_words(items, 0), 64, 0);
+        accept(&bytes);
+        let region = Region::new_verified(&bytes).unwrap();
+        let Value::NumList(l) = region.root().unwrap() else { panic!("not a number list") };
+        assert!(l.int32 && !l.float && l.len == items.len());
+        let read: Vec<i64> = (0..l.len)
+            .map(|i| match region.reader.num_item(l, i).unwrap() {
+                Value::Int(v) => v,
+                _ => panic!("item {i} is not an int"),
+            })
+            .collect();
+        assert_eq!(read, items.iter().map(|&v| v as i64).collect::<Vec<i64>>());
+        // Written by the builder, byte for byte the same list.
+        let mut b = Builder::new();
+        let words: Vec<u64> = items.iter().map(|&v| v as i64 as u64).collect();
+        let root = b.int32_list(&words);
+        assert_eq!(finish_fixed(b, root), bytes);
+    }
+}
+
+#[test]
+fn int32_lists_with_padding_or_length_wrong() {
+    // An odd list's last 4 bytes are padding, and must be zero.
+    refuse(&raw_region(&int32_list_words(&[1, 2, 3], 9), 64, 0), &["padding"]);
+    // A length past the region (three items need two words).
+    let mut words = int32_list_words(&[1, 2, 3], 0);
+    words.pop();
+    refuse(&raw_region(&words, 64, 0), &["number list"]);
+    // As a table column, its length must be the table's.
+    let mut b = Builder::new();
+    let shape = b.shape(&[make_sstr_slot(b"a")], &[hash::hash_str_units(b"a")]);
+    let col = b.int32_list(&[1, 2, 3]);
+    let root = b.table_object(2, shape, &[col]);
+    refuse(&finish_fixed(b, root), &["column"]);
 }
 
 #[test]

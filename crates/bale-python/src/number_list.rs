@@ -23,6 +23,7 @@ pub struct NumberListView {
 }
 
 static FORMAT_INT: &std::ffi::CStr = c"q";
+static FORMAT_INT32: &std::ffi::CStr = c"i";
 static FORMAT_FLOAT: &std::ffi::CStr = c"d";
 
 impl NumberListView {
@@ -151,29 +152,34 @@ impl NumberListView {
         Err(crate::views::read_only(format_args!("cannot delete attribute {} of a NumberListView", name.repr()?), true))
     }
 
-    /// The items in place: `q` (int64) or `d` (float64), native order (regions are little-endian, as are the hosts that read them).
+    /// The items in place: `q` (int64), `i` (int32, an INT32_LIST's) or `d` (float64), native order (regions are little-endian, as are the hosts that read them).
     unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
         if flags & ffi::PyBUF_WRITABLE == ffi::PyBUF_WRITABLE {
             return Err(PyBufferError::new_err("bale regions are read-only"));
         }
         let me = slf.get();
         let buf = me.region.get().buf();
-        let (pos, len) = (me.list.pos, me.list.len);
-        let bytes = &buf[pos..pos + 8 * len];
+        let (pos, len, size) = (me.list.pos, me.list.len, me.list.item_bytes());
+        let bytes = &buf[pos..me.list.end()];
         let v = &mut *view;
         v.obj = slf.clone().into_any().into_ptr();
         v.buf = bytes.as_ptr() as *mut std::ffi::c_void;
-        v.len = (8 * len) as ffi::Py_ssize_t;
+        v.len = (size * len) as ffi::Py_ssize_t;
         v.readonly = 1;
-        v.itemsize = 8;
+        v.itemsize = size as ffi::Py_ssize_t;
         v.format = if flags & ffi::PyBUF_FORMAT == ffi::PyBUF_FORMAT {
-            (if me.list.float { FORMAT_FLOAT } else { FORMAT_INT }).as_ptr() as *mut _
+            (match (me.list.float, me.list.int32) {
+                (true, _) => FORMAT_FLOAT,
+                (false, true) => FORMAT_INT32,
+                (false, false) => FORMAT_INT,
+            })
+            .as_ptr() as *mut _
         } else {
             std::ptr::null_mut()
         };
         v.ndim = 1;
         // Shape and strides live in the view's internal slot (two words).
-        let dims = Box::into_raw(Box::new([len as ffi::Py_ssize_t, 8]));
+        let dims = Box::into_raw(Box::new([len as ffi::Py_ssize_t, size as ffi::Py_ssize_t]));
         v.internal = dims as *mut std::ffi::c_void;
         v.shape =
             if flags & ffi::PyBUF_ND == ffi::PyBUF_ND { dims as *mut ffi::Py_ssize_t } else { std::ptr::null_mut() };

@@ -223,6 +223,9 @@ enum Kind {
 /// bytes).
 struct Scalars {
     kind: Kind,
+    /// With `Kind::Ints`: every int fits 32 bits (a table's own column of
+    /// them is then an INT32_LIST, as `compact` writes it).
+    int32: bool,
     n: u64,
     data: Stream,
     offs: Stream,
@@ -230,7 +233,7 @@ struct Scalars {
 
 impl Scalars {
     fn new() -> Scalars {
-        Scalars { kind: Kind::Empty, n: 0, data: Stream::default(), offs: Stream::default() }
+        Scalars { kind: Kind::Empty, int32: true, n: 0, data: Stream::default(), offs: Stream::default() }
     }
 
     fn cell(&self, sp: &Spill, i: u64) -> io::Result<Cell> {
@@ -289,7 +292,7 @@ impl Scalars {
 
     /// Turns the scalars so far into cells (a column meets a second kind).
     fn make_mixed(&mut self, sp: &mut Spill) -> io::Result<()> {
-        let mut m = Scalars { kind: Kind::Mixed, n: 0, data: Stream::default(), offs: Stream::default() };
+        let mut m = Scalars { kind: Kind::Mixed, int32: false, n: 0, data: Stream::default(), offs: Stream::default() };
         m.offs.push_u64(sp, 0)?;
         for i in 0..self.n {
             let s = match self.cell(sp, i)? {
@@ -323,7 +326,10 @@ impl Scalars {
             _ => self.make_mixed(sp)?,
         }
         match (self.kind, s) {
-            (Kind::Ints, Scalar::Int(x)) => self.data.push_u64(sp, x as u64)?,
+            (Kind::Ints, Scalar::Int(x)) => {
+                self.int32 &= bale_core::num_list::fits_int32(x);
+                self.data.push_u64(sp, x as u64)?
+            }
             (Kind::Floats, Scalar::Float(f)) => self.data.push_u64(sp, f.to_bits())?,
             (Kind::Strs(w), Scalar::Str(_, u)) => {
                 self.data.push(sp, u)?;
@@ -335,10 +341,15 @@ impl Scalars {
         Ok(())
     }
 
-    /// Writes the scalars as one list-like object; returns its slot.
-    fn write(self, sp: &mut Spill, out: &mut dyn Sink) -> io::Result<u64> {
+    /// Writes the scalars as one list-like object (a table's own column,
+    /// `column`, of ints that all fit 32 bits as an INT32_LIST); returns
+    /// its slot.
+    fn write(self, sp: &mut Spill, out: &mut dyn Sink, column: bool) -> io::Result<u64> {
         match self.kind {
             Kind::Empty => return Ok(SLOT_EMPTY_LIST),
+            Kind::Ints if column && self.int32 => {
+                return streamed::int32_list(out, self.n, &mut self.data.reader(sp));
+            }
             Kind::Ints | Kind::Floats => {
                 return streamed::num_list(out, self.kind == Kind::Floats, self.n, &mut self.data.reader(sp));
             }
@@ -477,9 +488,9 @@ impl Column {
     fn write(self, sp: &mut Spill, rows: u64, out: &mut dyn Sink) -> io::Result<u64> {
         match self {
             Column::Unset => unreachable!("a column of rows"),
-            Column::Scalars(s) => s.write(sp, out),
+            Column::Scalars(s) => s.write(sp, out, true),
             Column::Lists { offs, items } => {
-                let child = items.write(sp, out)?;
+                let child = items.write(sp, out, false)?;
                 streamed::list_column(out, rows, child, &mut offs.reader(sp))
             }
         }

@@ -868,17 +868,19 @@ impl<'py> Compactor<'py> {
             return self.slot_column(&g.cells);
         }
         if !g.lists {
-            return self.scalars(&mut g, rows, j);
+            return self.scalars(&mut g, rows, j, true);
         }
-        let child = if g.scalar_count() == 0 { SLOT_EMPTY_LIST } else { self.scalars(&mut g, rows, j)? };
+        let child = if g.scalar_count() == 0 { SLOT_EMPTY_LIST } else { self.scalars(&mut g, rows, j, false)? };
         Ok(self.builder.list_column(child, &g.offsets))
     }
 
-    /// Scalars: raw numbers; strings as a STR_COLUMN when that is smaller
-    /// than slots; else slots.
-    unsafe fn scalars(&mut self, g: &mut Gather, rows: *mut *mut PyObject, j: usize) -> PyResult<u64> {
+    /// Scalars: raw numbers (a table's own column of ints, `column`, as
+    /// 32-bit ints when they all fit: the JSON source writes the same);
+    /// strings as a STR_COLUMN when that is smaller than slots; else slots.
+    unsafe fn scalars(&mut self, g: &mut Gather, rows: *mut *mut PyObject, j: usize, column: bool) -> PyResult<u64> {
         let count = g.scalar_count();
         match std::mem::replace(&mut g.run, Run::Mixed) {
+            Run::Ints(words) if column => Ok(self.builder.int_column(&words)),
             Run::Ints(words) => Ok(self.builder.num_list(false, &words)),
             Run::Floats(words) => Ok(self.builder.num_list(true, &words)),
             Run::Slots(slots) => Ok(self.builder.seq(false, &slots)),

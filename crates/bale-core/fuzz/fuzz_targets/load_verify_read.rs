@@ -142,9 +142,9 @@ fn same<'a, 'b>(ra: &Reader<'a>, a: Value<'a>, rb: &Reader<'b>, b: Value<'b>) ->
                 if (x.data, x.itemsize, x.flags, x.dtype, x.ndim())
                     == (y.data, y.itemsize, y.flags, y.dtype, y.ndim())
                     && (0..x.ndim()).all(|i| x.dim(i) == y.dim(i)) => {}
-            (Value::NumList(x), Value::NumList(y)) if x.float == y.float && x.len == y.len => {
+            (Value::NumList(x), Value::NumList(y)) if (x.float, x.int32, x.len) == (y.float, y.int32, y.len) => {
                 for i in 0..x.len.min(ITEMS_PER_CONTAINER) {
-                    if ra.word(x.pos + 8 * i).map_err(err)? != rb.word(y.pos + 8 * i).map_err(err)? {
+                    if ra.num_word(x, i).map_err(err)? != rb.num_word(y, i).map_err(err)? {
                         return differ();
                     }
                 }
