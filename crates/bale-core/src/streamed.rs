@@ -32,8 +32,9 @@ fn copy(r: &mut impl Read, out: &mut dyn Sink) -> io::Result<u64> {
     }
 }
 
-/// `n` u64 offsets from `r` as u32 offsets, zero-padded to a word.
-fn put_offsets(r: &mut impl Read, n: u64, out: &mut dyn Sink) -> io::Result<()> {
+/// `n` little-endian words from `r`, each as its low 4 bytes, zero-padded
+/// to a word: u64 offsets as u32 ones, or i64s that fit 32 bits as i32s.
+fn put_low_halves(r: &mut impl Read, n: u64, out: &mut dyn Sink) -> io::Result<()> {
     let mut word = [0u8; 8];
     let mut buf = Vec::with_capacity(1 << 16);
     for _ in 0..n {
@@ -63,20 +64,7 @@ pub fn num_list(out: &mut dyn Sink, float: bool, n: u64, words: &mut impl Read) 
 pub fn int32_list(out: &mut dyn Sink, n: u64, words: &mut impl Read) -> io::Result<u64> {
     let at = out.pos() as u64;
     out.put(&crate::num_list::header(false, true, n as usize).to_le_bytes())?;
-    let mut word = [0u8; 8];
-    let mut buf = Vec::with_capacity(1 << 16);
-    for _ in 0..n {
-        words.read_exact(&mut word)?;
-        buf.extend_from_slice(&(i64::from_le_bytes(word) as i32).to_le_bytes());
-        if buf.len() >= 1 << 16 {
-            out.put(&buf)?;
-            buf.clear();
-        }
-    }
-    if n % 2 == 1 {
-        buf.extend_from_slice(&[0u8; 4]);
-    }
-    out.put(&buf)?;
+    put_low_halves(words, n, out)?;
     Ok(at)
 }
 
@@ -108,7 +96,7 @@ pub fn str_column(
     let at = out.pos() as u64;
     out.put(&header_word(KIND_STR_COLUMN, n).to_le_bytes())?;
     out.put(&(width as u64 | (unit_bytes / width.unit() as u64) << 8).to_le_bytes())?;
-    put_offsets(offsets, n + 1, out)?;
+    put_low_halves(offsets, n + 1, out)?;
     let len = copy(units, out)? as usize;
     out.put(&[0u8; 8][..pad8(len) - len])?;
     Ok(at)
@@ -120,7 +108,7 @@ pub fn list_column(out: &mut dyn Sink, rows: u64, child: u64, offsets: &mut impl
     let at = out.pos() as u64;
     out.put(&header_word(KIND_LIST_COLUMN, rows).to_le_bytes())?;
     out.put(&child.to_le_bytes())?;
-    put_offsets(offsets, rows + 1, out)?;
+    put_low_halves(offsets, rows + 1, out)?;
     Ok(at)
 }
 
