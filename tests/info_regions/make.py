@@ -13,7 +13,8 @@ written by today's walk, whose old form the unit tests of ``stats.rs``
 keep beside it; so were those of ``vectors/table.bale``,
 ``vectors/rows_columns.bale`` and ``vectors/table_int_widths.bale`` when a
 table's column of ints that fit 32 bits became an INT32_LIST (each entry
-made with ``describe``, the other entries and files left as they were).
+made with ``describe``, the other entries and files left as they were),
+and that of ``vectors/table_small_scalars.bale`` with SLOT32_COLUMN.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-//! Columnar lists: TABLE, STR_COLUMN, LIST_COLUMN and ROWS_COLUMN objects.
+//! Columnar lists: TABLE, STR_COLUMN, SLOT32_COLUMN, LIST_COLUMN and
+//! ROWS_COLUMN objects.
 //!
 //! A list of dicts with one key sequence is stored as one column per key
 //! (a list of records then costs no dict header and no list slot per
@@ -11,8 +12,10 @@
 //! the child). A KEYED_TABLE is a TABLE whose rows name their keys: each
 //! row is None or the dict of one of its key lists (ids into its shape, as
 //! an ID_DICT's), so records whose keys vary are stored by column too; the
-//! cells a row lacks hold values no reader reads. See `docs/FORMAT.md`,
-//! *Columns*.
+//! cells a row lacks hold values no reader reads. A table's column of
+//! None, bools and small ints is a SLOT32_COLUMN, its items each the low
+//! half of their slot (4 bytes a row, not a LIST's 8). See
+//! `docs/FORMAT.md`, *Columns*.
 
 use crate::error::{FormatError, Result};
 use crate::format::*;
@@ -40,6 +43,9 @@ pub enum ColumnKind {
     Strs { width: Width, offs: usize, units: usize, total: usize },
     /// Lists of a LIST_COLUMN: u32 item offsets at `offs` into `child`.
     Lists { child: Child, offs: usize },
+    /// Scalars of a SLOT32_COLUMN: 4-byte cells at `cells`, each the low
+    /// half of an INT or constant slot (`cell_slot`).
+    Slots32 { cells: usize },
 }
 
 /// The child list of a LIST_COLUMN (or, `Rows`, of a ROWS_COLUMN).
@@ -99,6 +105,33 @@ impl Child {
 #[inline]
 pub fn offsets_size(n: usize) -> usize {
     pad8(4 * (n + 1))
+}
+
+/// The slot a SLOT32_COLUMN cell stands for: the cell sign-extended to 64
+/// bits. Valid when that is an INT slot or None, False or True
+/// (`is_slot32_cell`).
+#[inline(always)]
+pub fn cell_slot(cell: u32) -> u64 {
+    cell as i32 as i64 as u64
+}
+
+/// Whether a SLOT32_COLUMN cell is valid (`cell_slot`).
+#[inline]
+pub fn is_slot32_cell(cell: u32) -> bool {
+    let slot = cell_slot(cell);
+    match slot & TAG_MASK {
+        TAG_INT => true,
+        TAG_CONST => matches!(slot, SLOT_NONE | SLOT_FALSE | SLOT_TRUE),
+        _ => false,
+    }
+}
+
+/// The SLOT32_COLUMN cell of `slot`, when it has one: an INT slot of an
+/// int within 28 bits, or None, False or True.
+#[inline(always)]
+pub fn slot32_cell(slot: u64) -> Option<u32> {
+    let cell = i32::try_from(slot as i64).ok()? as u32;
+    is_slot32_cell(cell).then_some(cell)
 }
 
 /// The row byte of a KEYED_TABLE row that is None.
@@ -204,6 +237,14 @@ impl<'a> Reader<'a> {
         Ok(Value::Column(Column { start: off, first: 0, len: n, kind: ColumnKind::Strs { width, offs, units, total } }))
     }
 
+    /// A SLOT32_COLUMN object at `off` with `n` cells (each checked when
+    /// it is read, and by verify).
+    pub(crate) fn decode_slot32_column(&self, off: usize, n: usize, limit: usize) -> Result<Value<'a>> {
+        // n is bounded by the buffer (`decode_object`), so the size cannot overflow.
+        self.extent(off, 8 + pad8(4 * n), limit, "small-scalar column")?;
+        Ok(Value::Column(Column { start: off, first: 0, len: n, kind: ColumnKind::Slots32 { cells: off + 8 } }))
+    }
+
     /// A LIST_COLUMN object at `off` with `n` lists; a ROWS_COLUMN (the same
     /// layout, its child a TABLE) when `over_table`.
     pub(crate) fn decode_list_column(&self, off: usize, n: usize, limit: usize, over_table: bool) -> Result<Value<'a>> {
@@ -292,6 +333,13 @@ impl<'a> Reader<'a> {
             ColumnKind::Lists { child, offs } => {
                 let (a, b) = self.list_bounds(offs, j, child.len())?;
                 Ok(slice_of(child, c.start, a, b - a))
+            }
+            ColumnKind::Slots32 { cells } => {
+                let cell = self.u32_at(cells + 4 * j) as u32;
+                if !is_slot32_cell(cell) {
+                    return Err(bad(cells + 4 * j, "small-scalar column cell is no int or constant slot"));
+                }
+                self.decode(cell_slot(cell), c.start)
             }
         }
     }
@@ -431,6 +479,7 @@ pub fn is_slice(v: &Value<'_>) -> bool {
             ColumnKind::Strs { offs, .. } => c.start + 16 != offs,
             ColumnKind::Rows { cols, .. } => c.start + 16 != cols,
             ColumnKind::Lists { .. } => false,
+            ColumnKind::Slots32 { cells } => c.start + 8 != cells,
         },
         _ => false,
     }

@@ -114,6 +114,9 @@ pub const KIND_KEYED_TABLE: u8 = 0x26;
 /// A list of ints stored as raw little-endian i32 (see `num_list`): a
 /// table's column of ints that all fit 32 bits, in half an INT_LIST's bytes.
 pub const KIND_INT32_LIST: u8 = 0x27;
+/// A list of None, bools and small ints, each the low 4 bytes of its slot
+/// (see `columns`): a table's column of them, in half a LIST's bytes.
+pub const KIND_SLOT32_COLUMN: u8 = 0x28;
 
 /// Flavors of a record type: how a reader rebuilds its instances.
 pub const FLAVOR_DATACLASS: u64 = 1;

@@ -417,7 +417,7 @@ impl<'d> JsonSource<'d> {
                 }
             } else if g.mixed {
                 let cells: Vec<u32> = rows.iter().map(|&r| self.cell(r, j)).collect();
-                self.slot_column(&cells)
+                self.slot_column(&cells, true)
             } else if !g.lists {
                 let cells: Vec<u32> = rows.iter().map(|&r| self.cell(r, j)).collect();
                 self.scalars(g.run, &cells, true)
@@ -550,12 +550,13 @@ impl<'d> JsonSource<'d> {
                 }
                 self.builder.str_column(width, &offsets, &units)
             }
-            _ => self.slot_column(nodes),
+            _ => self.slot_column(nodes, column),
         }
     }
 
-    /// Cells as a list of slots (arrays of scalars as lists).
-    fn slot_column(&mut self, nodes: &[u32]) -> u64 {
+    /// Cells as a list of slots (arrays of scalars as lists); a table's own
+    /// column (`column`) of null, booleans and small ints as a SLOT32_COLUMN.
+    fn slot_column(&mut self, nodes: &[u32], column: bool) -> u64 {
         let doc = self.doc;
         let mut slots = Vec::with_capacity(nodes.len());
         for &i in nodes {
@@ -575,7 +576,12 @@ impl<'d> JsonSource<'d> {
             };
             slots.push(slot);
         }
-        self.builder.seq(false, &slots)
+        // A table's own column of null, booleans and small ints: 4 bytes a cell.
+        if column {
+            self.builder.slot_column(&slots)
+        } else {
+            self.builder.seq(false, &slots)
+        }
     }
 }
 

@@ -129,7 +129,8 @@ const K_EXTERN: usize = 23;
 const K_ROWS_COLUMN: usize = 24;
 const K_KEYED_TABLE: usize = 25;
 const K_INT32_LIST: usize = 26;
-const NAMES: [&str; 27] = [
+const K_SLOT32_COLUMN: usize = 27;
+const NAMES: [&str; 28] = [
     "lists (floats, raw)",
     "lists (ints, raw)",
     "numpy arrays",
@@ -157,6 +158,7 @@ const NAMES: [&str; 27] = [
     "row columns (lists of dicts, over a table)",
     "keyed tables (lists of dicts of several key sequences, by column)",
     "lists (ints, raw 32-bit)",
+    "small-scalar columns (None, bools, small ints; 32-bit)",
 ];
 
 /// Walks everything reachable from `root`, each stored object once.
@@ -251,6 +253,7 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
                 ColumnKind::Strs { width, total, .. } => {
                     (K_STR_COLUMN, (16 + offsets_size(c.len) + pad8(total * width.unit())) as u64)
                 }
+                ColumnKind::Slots32 { .. } => (K_SLOT32_COLUMN, (8 + pad8(4 * c.len)) as u64),
                 ColumnKind::Lists { child, .. } => {
                     push_run(&mut stack, c.start + 8, 1, c.start);
                     let kind = if matches!(child, Child::Rows { .. }) { K_ROWS_COLUMN } else { K_LIST_COLUMN };
@@ -420,6 +423,9 @@ mod tests {
                     }
                     ColumnKind::Strs { width, total, .. } => {
                         ("string columns", (16 + offsets_size(c.len) + pad8(total * width.unit())) as u64)
+                    }
+                    ColumnKind::Slots32 { .. } => {
+                        ("small-scalar columns (None, bools, small ints; 32-bit)", (8 + pad8(4 * c.len)) as u64)
                     }
                     ColumnKind::Lists { child, .. } => {
                         stack.push((r.word(c.start + 8)?, c.start));

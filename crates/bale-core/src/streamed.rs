@@ -9,7 +9,8 @@
 use std::io::{self, Read};
 
 use crate::format::{
-    header_word, pad8, Width, KIND_FLOAT_LIST, KIND_INT_LIST, KIND_LIST, KIND_LIST_COLUMN, KIND_STR_COLUMN,
+    header_word, pad8, Width, KIND_FLOAT_LIST, KIND_INT_LIST, KIND_LIST, KIND_LIST_COLUMN, KIND_SLOT32_COLUMN,
+    KIND_STR_COLUMN,
 };
 
 /// Where the objects go: a region file being written, at offset `pos()`.
@@ -65,6 +66,16 @@ pub fn int32_list(out: &mut dyn Sink, n: u64, words: &mut impl Read) -> io::Resu
     let at = out.pos() as u64;
     out.put(&crate::num_list::header(false, true, n as usize).to_le_bytes())?;
     put_low_halves(words, n, out)?;
+    Ok(at)
+}
+
+/// A SLOT32_COLUMN of the `n` slots in `slots` (each one a
+/// `columns::slot32_cell` has a cell for): the low 4 bytes of each, what
+/// `Builder::slot_column` writes for them.
+pub fn slot32_column(out: &mut dyn Sink, n: u64, slots: &mut impl Read) -> io::Result<u64> {
+    let at = out.pos() as u64;
+    out.put(&header_word(KIND_SLOT32_COLUMN, n).to_le_bytes())?;
+    put_low_halves(slots, n, out)?;
     Ok(at)
 }
 
@@ -145,6 +156,9 @@ mod tests {
         for small in [&[1u64, (-2i64) as u64, i32::MIN as i64 as u64][..], &[7, 8]] {
             assert_eq!(b.int32_list(small), int32_list(&mut s, small.len() as u64, &mut &words(small)[..]).unwrap());
         }
+        let slots =
+            [crate::format::SLOT_NONE, crate::format::SLOT_TRUE, crate::format::make_int_slot(-(1 << 28)).unwrap()];
+        assert_eq!(b.slot_column(&slots), slot32_column(&mut s, 3, &mut &words(&slots)[..]).unwrap());
 
         let units = "abcdefgh".as_bytes();
         let offsets = [0u32, 3, 3, 8];

@@ -381,6 +381,17 @@ impl<'a> StoredValues<'_, 'a> {
                 self.walk.keep(identity, out);
                 Ok(Some(out))
             }
+            // Copied as it is, each cell checked as the reader checks it.
+            ColumnKind::Slots32 { cells } => {
+                let mut out_cells = Vec::with_capacity(c.len);
+                for i in 0..c.len {
+                    src.column_item(c, i)?;
+                    out_cells.push(read_u32(src.buf(), cells + 4 * (c.first + i)));
+                }
+                let out = self.dst.slot32_column(&out_cells);
+                self.walk.keep(identity, out);
+                Ok(Some(out))
+            }
             // An item of a ROWS_COLUMN: some of its table's rows.
             ColumnKind::Rows { cols, keyed, .. } if crate::columns::is_slice(&Value::Column(c)) => {
                 self.walk.open(Cursor::SliceRows { cols, keyed, first: c.first, len: c.len, next: 0 }, identity);

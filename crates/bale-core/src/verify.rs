@@ -722,6 +722,19 @@ impl<'a> Verifier<'a> {
                 }
                 self.stack.push(Work::Slot(r.word(c.start + 8)?, c.start));
             }
+            ColumnKind::Slots32 { cells } => {
+                for i in 0..c.len {
+                    if !crate::columns::is_slot32_cell(read_u32(r.buf(), cells + 4 * i)) {
+                        return Err(FormatError::at(
+                            cells + 4 * i,
+                            "small-scalar column cell is no int or constant slot",
+                        ));
+                    }
+                }
+                if c.len % 2 == 1 && read_u32(r.buf(), cells + 4 * c.len) != 0 {
+                    return Err(FormatError::at(c.start, "small-scalar column has non-zero padding"));
+                }
+            }
         }
         Ok(())
     }

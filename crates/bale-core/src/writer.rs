@@ -500,6 +500,30 @@ impl Builder {
         }
     }
 
+    /// A SLOT32_COLUMN of `cells` (each `columns::is_slot32_cell`).
+    pub fn slot32_column(&mut self, cells: &[u32]) -> u64 {
+        let off = self.len();
+        self.put(header_word(KIND_SLOT32_COLUMN, cells.len() as u64));
+        let at = self.buf.len();
+        self.buf.resize(at + pad8(4 * cells.len()), 0);
+        for (place, &cell) in self.buf[at..].chunks_exact_mut(4).zip(cells) {
+            debug_assert!(crate::columns::is_slot32_cell(cell));
+            place.copy_from_slice(&cell.to_le_bytes());
+        }
+        off as u64
+    }
+
+    /// A table's own column written as slots: a SLOT32_COLUMN when each
+    /// slot is None, a bool or an INT slot of an int within 28 bits
+    /// (`columns::slot32_cell`), else a LIST, as every writer stores one.
+    pub fn slot_column(&mut self, slots: &[u64]) -> u64 {
+        let cells: Option<Vec<u32>> = slots.iter().map(|&s| crate::columns::slot32_cell(s)).collect();
+        match cells {
+            Some(cells) if !cells.is_empty() => self.slot32_column(&cells),
+            _ => self.seq(false, slots),
+        }
+    }
+
     /// `num_list` of the `n` words `word(0)`, `word(1)`, ..., each stored in
     /// place as it comes, with no vector between: the list of a point or a
     /// pair of coordinates, read from its objects. `None`, with nothing

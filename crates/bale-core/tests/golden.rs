@@ -170,6 +170,23 @@ fn dict(v: Vec<(Py, Py)>) -> Py {
     Py::Dict(v)
 }
 
+/// A table's own column of slots: a SLOT32_COLUMN when every slot is None,
+/// a bool or an INT slot whose value fits 28 bits (its low 4 bytes, which
+/// sign-extend back to it), else a LIST. Written here from the rule, not
+/// through `Builder::slot_column`.
+fn table_slots(b: &mut Builder, slots: &[u64]) -> u64 {
+    let small = |s: u64| {
+        let fits = (s as i64) >= i32::MIN as i64 && (s as i64) <= i32::MAX as i64;
+        fits && (s & TAG_MASK == TAG_INT || matches!(s, SLOT_NONE | SLOT_FALSE | SLOT_TRUE))
+    };
+    if !slots.is_empty() && slots.iter().all(|&s| small(s)) {
+        let cells: Vec<u32> = slots.iter().map(|&s| s as u32).collect();
+        b.slot32_column(&cells)
+    } else {
+        b.seq(false, slots)
+    }
+}
+
 /// The vectors: (name, value). Set elements are small non-negative ints
 /// (or single elements), listed in the order CPython iterates them.
 /// Dicts that name their keys by ids (kind 0x23): 32 key sequences get a
@@ -356,6 +373,28 @@ fn vectors() -> Vec<(&'static str, Py)> {
                             ])
                         };
                         dict(vec![(s("id"), i(k)), (s("lines"), list((0..k % 3).map(line).collect()))])
+                    })
+                    .collect(),
+            ),
+        ),
+        (
+            // A TABLE's columns of None, bools and ints that fit an INT slot
+            // in 32 bits (28-bit values, their edges included): SLOT32_COLUMNs
+            // (five rows: the last cell padded); one int past 28 bits: a LIST.
+            "table_small_scalars",
+            list(
+                (0..5)
+                    .map(|k: i128| {
+                        dict(vec![
+                            (s("flag"), if k % 2 == 0 { Py::Bool(true) } else { Py::Bool(false) }),
+                            (s("opt"), if k % 3 == 0 { Py::None } else { i(k * 7) }),
+                            (
+                                s("edge"),
+                                [i((1 << 28) - 1), i(-(1 << 28)), Py::None, Py::Bool(true), i(0)][k as usize].clone(),
+                            ),
+                            (s("none"), Py::None),
+                            (s("past"), if k == 4 { i(1 << 28) } else { Py::None }),
+                        ])
                     })
                     .collect(),
             ),
@@ -719,7 +758,7 @@ impl Writer {
                 let table = self.table_of(b, &flat);
                 return b.rows_column(table, &offsets);
             }
-            let child = if flat.is_empty() { SLOT_EMPTY_LIST } else { self.scalar_column(b, &flat) };
+            let child = if flat.is_empty() { SLOT_EMPTY_LIST } else { self.scalar_column(b, &flat, false) };
             return b.list_column(child, &offsets);
         }
         // A table's own column of ints that all fit 32 bits: an INT32_LIST.
@@ -729,16 +768,16 @@ impl Writer {
             return b.int32_list(&words);
         }
         if values.iter().all(|x| !matches!(x, Py::List(_))) {
-            return self.scalar_column(b, values);
+            return self.scalar_column(b, values, true);
         }
         let slots: Vec<u64> = values.iter().map(|x| self.value(b, x)).collect();
-        b.seq(false, &slots)
+        table_slots(b, &slots)
     }
 
     /// Raw numbers; strings of one width as a STR_COLUMN when smaller than
     /// slots (a string not inline counted as stored once per occurrence);
     /// else slots.
-    fn scalar_column(&mut self, b: &mut Builder, values: &[&Py]) -> u64 {
+    fn scalar_column(&mut self, b: &mut Builder, values: &[&Py], own: bool) -> u64 {
         let as_list = Py::List(values.iter().map(|x| (*x).clone()).collect());
         let numbers = values.iter().all(|x| matches!(x, Py::Float(_)))
             || values.iter().all(|x| matches!(x, Py::Int(n) if i64::try_from(*n).is_ok()));
@@ -774,7 +813,11 @@ impl Writer {
             }
         }
         let slots: Vec<u64> = values.iter().map(|x| self.value(b, x)).collect();
-        b.seq(false, &slots)
+        if own {
+            table_slots(b, &slots)
+        } else {
+            b.seq(false, &slots)
+        }
     }
 
     /// The shape of a plain dict's keys (`Ok`), or the key table and ids of

@@ -648,7 +648,7 @@ fn invalid_tag_and_constants() {
 
 #[test]
 fn unknown_object_kinds() {
-    for kind in [0x00u8, 0x28, 0x7F, 0xFF] {
+    for kind in [0x00u8, 0x29, 0x7F, 0xFF] {
         let bytes = raw_region(&[header_word(kind, 0), 0], 64, 0);
         refuse(&bytes, &["kind"]);
         // Also as a list element.
@@ -709,6 +709,67 @@ fn int32_lists_with_padding_or_length_wrong() {
     let col = b.int32_list(&[1, 2, 3]);
     let root = b.table_object(2, shape, &[col]);
     refuse(&finish_fixed(b, root), &["column"]);
+}
+
+/// A SLOT32_COLUMN of `cells` at offset 64 (its last word's padding `pad`).
+fn slot32_words(cells: &[u32], pad: u32) -> Vec<u64> {
+    let mut words = vec![header_word(KIND_SLOT32_COLUMN, cells.len() as u64)];
+    for pair in cells.chunks(2) {
+        words.push(pair[0] as u64 | (pair.get(1).copied().unwrap_or(pad) as u64) << 32);
+    }
+    words
+}
+
+#[test]
+fn slot32_columns_read_their_slots_and_verify() {
+    let int = |v: i64| make_int_slot(v).unwrap() as u32;
+    let cells = [SLOT_NONE as u32, SLOT_TRUE as u32, SLOT_FALSE as u32, int((1 << 28) - 1), int(-(1 << 28)), int(0)];
+    for n in [1, 2, 5, 6] {
+        let bytes = raw_region(&slot32_words(&cells[..n], 0), 64, 0);
+        accept(&bytes);
+        let region = Region::new_verified(&bytes).unwrap();
+        let root = region.root().unwrap();
+        assert_eq!(region.reader.list_len(&root), Some(n));
+        let want = [
+            Value::None,
+            Value::Bool(true),
+            Value::Bool(false),
+            Value::Int((1 << 28) - 1),
+            Value::Int(-(1 << 28)),
+            Value::Int(0),
+        ];
+        for (i, w) in want.iter().enumerate().take(n) {
+            let got = region.reader.list_item(root, i).unwrap();
+            assert_eq!(format!("{got:?}"), format!("{w:?}"), "cell {i}");
+        }
+        let mut b = Builder::new();
+        let slots: Vec<u64> = cells[..n].iter().map(|&c| c as i32 as i64 as u64).collect();
+        let col = b.slot_column(&slots);
+        assert_eq!(finish_fixed(b, col), bytes, "the builder writes the same column");
+    }
+    // A slot no cell can hold (an int past 28 bits, a string) makes a LIST.
+    let mut b = Builder::new();
+    let list = b.slot_column(&[SLOT_NONE, make_int_slot(1 << 28).unwrap()]);
+    let bytes = finish_fixed(b, list);
+    assert!(matches!(Region::new_verified(&bytes).unwrap().root().unwrap(), Value::List(_)));
+}
+
+#[test]
+fn slot32_columns_with_bad_cells_padding_or_length() {
+    // Cells that sign-extend to no INT or constant slot: a string, a pair,
+    // an unknown constant, an object reference (tag 0), a list.
+    for cell in [TAG_SSTR as u32 | 8, TAG_PAIR as u32, (3 << 3) | TAG_CONST as u32, 64, TAG_LIST as u32] {
+        refuse(&raw_region(&slot32_words(&[SLOT_NONE as u32, cell], 0), 64, 0), &["small-scalar column cell"]);
+    }
+    refuse(&raw_region(&slot32_words(&[SLOT_TRUE as u32], 5), 64, 0), &["padding"]);
+    let mut words = slot32_words(&[SLOT_TRUE as u32; 3], 0);
+    words.pop();
+    refuse(&raw_region(&words, 64, 0), &["small-scalar column"]);
+    // As a list column's child: refused (only lists, numbers and strings are children).
+    let mut b = Builder::new();
+    let child = b.slot32_column(&[SLOT_NONE as u32, SLOT_TRUE as u32]);
+    let col = b.list_column(child, &[0, 1, 2]);
+    refuse(&finish_fixed(b, col), &["child"]);
 }
 
 #[test]

@@ -342,8 +342,8 @@ impl Scalars {
     }
 
     /// Writes the scalars as one list-like object (a table's own column,
-    /// `column`, of ints that all fit 32 bits as an INT32_LIST); returns
-    /// its slot.
+    /// `column`, of ints that all fit 32 bits as an INT32_LIST, of None,
+    /// bools and small ints as a SLOT32_COLUMN); returns its slot.
     fn write(self, sp: &mut Spill, out: &mut dyn Sink, column: bool) -> io::Result<u64> {
         match self.kind {
             Kind::Empty => return Ok(SLOT_EMPTY_LIST),
@@ -360,9 +360,12 @@ impl Scalars {
             }
             _ => {}
         }
-        // Slots: the strings and numbers they reference first, then a LIST.
+        // Slots: the strings and numbers they reference first, then a LIST
+        // (a table's own column of None, bools and small ints, which
+        // reference nothing: a SLOT32_COLUMN, as `compact` writes it).
         let mut slots = Stream::default();
         let mut b = Builder::continuing(out.pos(), 1 << 20);
+        let mut small = column;
         for i in 0..self.n {
             let slot = match self.cell(sp, i)? {
                 Cell::None => SLOT_NONE,
@@ -373,12 +376,16 @@ impl Scalars {
                 Cell::Str(w, u) => b.str_units(w, &u),
             };
             slots.push_u64(sp, slot)?;
+            small &= bale_core::columns::slot32_cell(slot).is_some();
             if b.new_bytes().len() >= 1 << 20 {
                 out.put(b.new_bytes())?;
                 b = Builder::continuing(out.pos(), 1 << 20);
             }
         }
         out.put(b.new_bytes())?;
+        if small && self.n > 0 {
+            return streamed::slot32_column(out, self.n, &mut slots.reader(sp));
+        }
         streamed::list(out, self.n, &mut slots.reader(sp))
     }
 }

@@ -865,7 +865,7 @@ impl<'py> Compactor<'py> {
             return Ok(if g.of_dicts { table } else { self.builder.rows_column(table, &g.offsets) });
         }
         if g.mixed {
-            return self.slot_column(&g.cells);
+            return self.slot_column(&g.cells, true);
         }
         if !g.lists {
             return self.scalars(&mut g, rows, j, true);
@@ -883,6 +883,7 @@ impl<'py> Compactor<'py> {
             Run::Ints(words) if column => Ok(self.builder.int_column(&words)),
             Run::Ints(words) => Ok(self.builder.num_list(false, &words)),
             Run::Floats(words) => Ok(self.builder.num_list(true, &words)),
+            Run::Slots(slots) if column => Ok(self.builder.slot_column(&slots)),
             Run::Slots(slots) => Ok(self.builder.seq(false, &slots)),
             Run::Strs { width, units, offsets, as_slots } if str_column_is_smaller(count, units.len(), as_slots) => {
                 let column = self.builder.str_column(width, &offsets, &units);
@@ -937,13 +938,14 @@ impl<'py> Compactor<'py> {
                 };
                 Ok(self.builder.seq(false, &slots))
             }
-            _ if g.lists => self.slot_column(&g.collect_scalars(rows, j)),
-            _ => self.slot_column(&g.cells),
+            _ if g.lists => self.slot_column(&g.collect_scalars(rows, j), false),
+            _ => self.slot_column(&g.cells, column),
         }
     }
 
-    /// Cells as a list of slots (lists of scalars as lists).
-    unsafe fn slot_column(&mut self, values: &[*mut PyObject]) -> PyResult<u64> {
+    /// Cells as a list of slots (lists of scalars as lists); a table's own
+    /// column (`column`) of None, bools and small ints as a SLOT32_COLUMN.
+    unsafe fn slot_column(&mut self, values: &[*mut PyObject], column: bool) -> PyResult<u64> {
         let mut slots = Vec::with_capacity(values.len());
         for (i, &v) in values.iter().enumerate() {
             // The cells were read while gathered, rows ago: out of cache.
@@ -973,7 +975,8 @@ impl<'py> Compactor<'py> {
             };
             slots.push(slot);
         }
-        Ok(self.builder.seq(false, &slots))
+        // A table's own column of None, bools and small ints: 4 bytes a cell.
+        Ok(if column { self.builder.slot_column(&slots) } else { self.builder.seq(false, &slots) })
     }
 
     /// A scalar's slot, written as anywhere else.

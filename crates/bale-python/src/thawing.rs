@@ -987,11 +987,11 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     ffi::PyList_SET_ITEM(list, i as ffi::Py_ssize_t, d.into_ptr());
                 }
             }
-            ColumnKind::Strs { .. } => {
+            ColumnKind::Strs { .. } | ColumnKind::Slots32 { .. } => {
                 for i in 0..c.len {
                     self.spend()?;
                     let v = self.r.column_item(c, i).map_err(format_error)?;
-                    let p = scalar(py, &v).expect("strings are scalars")?;
+                    let p = scalar(py, &v).expect("strings, None, bools and ints are scalars")?;
                     ffi::PyList_SET_ITEM(list, i as ffi::Py_ssize_t, p);
                 }
             }
