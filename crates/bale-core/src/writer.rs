@@ -502,11 +502,16 @@ impl Builder {
 
     /// A SLOT32_COLUMN of `cells` (each `columns::is_slot32_cell`).
     pub fn slot32_column(&mut self, cells: &[u32]) -> u64 {
+        self.slot32_cells(cells.len(), cells.iter().copied())
+    }
+
+    /// A SLOT32_COLUMN of the `n` cells `cells` yields.
+    fn slot32_cells(&mut self, n: usize, cells: impl Iterator<Item = u32>) -> u64 {
         let off = self.len();
-        self.put(header_word(KIND_SLOT32_COLUMN, cells.len() as u64));
+        self.put(header_word(KIND_SLOT32_COLUMN, n as u64));
         let at = self.buf.len();
-        self.buf.resize(at + pad8(4 * cells.len()), 0);
-        for (place, &cell) in self.buf[at..].chunks_exact_mut(4).zip(cells) {
+        self.buf.resize(at + pad8(4 * n), 0);
+        for (place, cell) in self.buf[at..].chunks_exact_mut(4).zip(cells) {
             debug_assert!(crate::columns::is_slot32_cell(cell));
             place.copy_from_slice(&cell.to_le_bytes());
         }
@@ -517,10 +522,12 @@ impl Builder {
     /// slot is None, a bool or an INT slot of an int within 28 bits
     /// (`columns::slot32_cell`), else a LIST, as every writer stores one.
     pub fn slot_column(&mut self, slots: &[u64]) -> u64 {
-        let cells: Option<Vec<u32>> = slots.iter().map(|&s| crate::columns::slot32_cell(s)).collect();
-        match cells {
-            Some(cells) if !cells.is_empty() => self.slot32_column(&cells),
-            _ => self.seq(false, slots),
+        // Checked first, then written with no vector between (a cell is its
+        // slot's low half).
+        if !slots.is_empty() && slots.iter().all(|&s| crate::columns::slot32_cell(s).is_some()) {
+            self.slot32_cells(slots.len(), slots.iter().map(|&s| s as u32))
+        } else {
+            self.seq(false, slots)
         }
     }
 
