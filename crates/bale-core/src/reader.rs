@@ -714,11 +714,10 @@ impl<'a> Reader<'a> {
             KIND_SHAPE => Err(bad(off, "a shape object is used as a value")),
             KIND_TYPE => Err(bad(off, "a record type object is used as a value")),
             KIND_INT_LIST | KIND_FLOAT_LIST | KIND_INT32_LIST => {
-                let int32 = kind == KIND_INT32_LIST;
-                // n is bounded by the buffer above, so the size cannot overflow.
-                let size = if int32 { pad8(4 * n) } else { 8 * n };
+                let (float, int32) = crate::num_list::kind_of(kind).expect("a number list's kind");
+                let size = crate::num_list::payload_bytes(n, int32).ok_or_else(too_long)?;
                 self.extent(off, 8 + size, limit, "number list object")?;
-                Ok(Value::NumList(NumList { start: off, pos: body, len: n, float: kind == KIND_FLOAT_LIST, int32 }))
+                Ok(Value::NumList(NumList { start: off, pos: body, len: n, float, int32 }))
             }
             KIND_NDARRAY => self.ndarray(off, n, limit),
             KIND_RECORD => {
