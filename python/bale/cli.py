@@ -528,9 +528,11 @@ def info(path: str, verify: bool, out: IO[str]) -> None:
         out.write("\n".join(lines) + "\n")
         raise CommandError(f"{path}: malformed region: {e}") from None
     lines.append("")
-    lines.append(f"{'kind':26s} {'count':>14s} {'bytes':>16s}")
+    # As wide as the longest kind's name, so that the numbers line up.
+    width = max([26, *(len(kind) for kind in stats["kinds"])])
+    lines.append(f"{'kind':{width}s} {'count':>14s} {'bytes':>16s}")
     for kind, (count, nbytes) in sorted(stats["kinds"].items(), key=lambda kv: -kv[1][1]):
-        lines.append(f"{kind:26s} {count:>14,} {nbytes:>16,}")
+        lines.append(f"{kind:{width}s} {count:>14,} {nbytes:>16,}")
     lines.append("")
     lines.append(f"dict shapes: {stats['distinct_shapes']:,} distinct; most used:")
     for uses, keys in stats["shapes"]:

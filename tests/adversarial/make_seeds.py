@@ -115,6 +115,8 @@ def regions():
     add([{"n": i - 2, "edge": -(2**31) + i, "wide": 2**31 + i, "ids": [i, -i]} for i in range(5)])
     # A table's columns of None, bools and small ints: 32-bit cells (SLOT32_COLUMN), and one past 28 bits.
     add([{"flag": i % 2 == 0, "opt": None if i % 2 else -i, "past": 2**28 if i == 4 else None} for i in range(5)])
+    # A table's columns of repeated strings: codes into a dictionary (STR_CODE_COLUMN), inline and stored.
+    add([{"tag": ["red", "green", "blue"][i % 3], "city": ["Oslo fjord", "Bergen\xe9"][i % 2], "n": i} for i in range(31)])
     # Past 32 key sequences, dicts of key ids (ID_DICT) over a growing key table.
     add([{f"k{i}": i} for i in range(32)] + [{f"k{(i * 7) % 40}": i, "\xe9": None, f"k{i % 3}": [i]} for i in range(12)])
     out.append(store_value_with_references())

@@ -14,7 +14,11 @@ keep beside it; so were those of ``vectors/table.bale``,
 ``vectors/rows_columns.bale`` and ``vectors/table_int_widths.bale`` when a
 table's column of ints that fit 32 bits became an INT32_LIST (each entry
 made with ``describe``, the other entries and files left as they were),
-and that of ``vectors/table_small_scalars.bale`` with SLOT32_COLUMN.
+and that of ``vectors/table_small_scalars.bale`` with SLOT32_COLUMN, and
+that of ``vectors/table_repeated_strings.bale`` with STR_CODE_COLUMN. When
+``bale info`` made its kind column as wide as the longest name, the
+``info`` text of the entries with longer names was made again with
+``describe`` (their ``stats`` unchanged).
 """
 
 from __future__ import annotations

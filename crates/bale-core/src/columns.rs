@@ -1,5 +1,5 @@
-//! Columnar lists: TABLE, STR_COLUMN, SLOT32_COLUMN, LIST_COLUMN and
-//! ROWS_COLUMN objects.
+//! Columnar lists: TABLE, STR_COLUMN, SLOT32_COLUMN, STR_CODE_COLUMN,
+//! LIST_COLUMN and ROWS_COLUMN objects.
 //!
 //! A list of dicts with one key sequence is stored as one column per key
 //! (a list of records then costs no dict header and no list slot per
@@ -14,7 +14,9 @@
 //! an ID_DICT's), so records whose keys vary are stored by column too; the
 //! cells a row lacks hold values no reader reads. A table's column of
 //! None, bools and small ints is a SLOT32_COLUMN, its items each the low
-//! half of their slot (4 bytes a row, not a LIST's 8). See
+//! half of their slot (4 bytes a row, not a LIST's 8); its column of
+//! repeated strings a STR_CODE_COLUMN, each item a u32 code into a list of
+//! the column's distinct strings (its *dictionary*). See
 //! `docs/FORMAT.md`, *Columns*.
 
 use crate::error::{FormatError, Result};
@@ -46,6 +48,9 @@ pub enum ColumnKind {
     /// Scalars of a SLOT32_COLUMN: 4-byte cells at `cells`, each the low
     /// half of an INT or constant slot (`cell_slot`).
     Slots32 { cells: usize },
+    /// Strings of a STR_CODE_COLUMN: 4-byte codes at `cells`, each the
+    /// index of a string slot of the list `dict` (`Reader::code_item`).
+    Codes { dict: Seq, cells: usize },
 }
 
 /// The child list of a LIST_COLUMN (or, `Rows`, of a ROWS_COLUMN).
@@ -245,6 +250,52 @@ impl<'a> Reader<'a> {
         Ok(Value::Column(Column { start: off, first: 0, len: n, kind: ColumnKind::Slots32 { cells: off + 8 } }))
     }
 
+    /// A STR_CODE_COLUMN object at `off` with `n` codes (each checked when
+    /// it is read, and by verify) into the list its dictionary slot holds.
+    pub(crate) fn decode_code_column(&self, off: usize, n: usize, limit: usize) -> Result<Value<'a>> {
+        // n is bounded by the buffer (`decode_object`), so the size cannot overflow.
+        self.extent(off, 16 + pad8(4 * n), limit, "string-code column")?;
+        // A LIST slot, or an OBJ slot of a LIST object lying before the
+        // column, its kind checked before it is decoded: decoding reads its
+        // header only, so no chain of columns, each another's dictionary,
+        // can make decoding recurse (in a cyclic region too, where `extent`
+        // lets references point anywhere).
+        let dict_slot = self.word(off + 8)?;
+        let refused = "string-code column dictionary is not a non-empty list";
+        let is_list = match dict_slot & TAG_MASK {
+            TAG_LIST => true,
+            TAG_OBJ => (dict_slot as usize) < off && (self.word(dict_slot as usize)? & 0xFF) as u8 == KIND_LIST,
+            _ => false,
+        };
+        if !is_list {
+            return Err(bad(off + 8, refused));
+        }
+        let dict = match self.decode(dict_slot, off)? {
+            Value::List(s) if s.len > 0 => s,
+            _ => return Err(bad(off + 8, refused)),
+        };
+        if dict.pos + 8 * dict.len > off {
+            return Err(bad(off + 8, "string-code column dictionary does not lie before its column"));
+        }
+        Ok(Value::Column(Column { start: off, first: 0, len: n, kind: ColumnKind::Codes { dict, cells: off + 16 } }))
+    }
+
+    /// The string code `code` names in `dict`, a STR_CODE_COLUMN's
+    /// dictionary: checked to be one of its items and a string slot (a
+    /// code may name one item any number of times, as slots may reference
+    /// one string, but never a container).
+    #[inline(always)]
+    pub fn code_item(&self, dict: Seq, code: usize, at: usize) -> Result<Value<'a>> {
+        if code >= dict.len {
+            return Err(bad(at, "string-code column code names no string of its dictionary"));
+        }
+        let slot = self.word(dict.pos + 8 * code)?;
+        if !matches!(slot & TAG_MASK, TAG_SSTR | TAG_STR) {
+            return Err(bad(dict.pos + 8 * code, "string-code column dictionary item is no string slot"));
+        }
+        self.decode(slot, dict.start)
+    }
+
     /// A LIST_COLUMN object at `off` with `n` lists; a ROWS_COLUMN (the same
     /// layout, its child a TABLE) when `over_table`.
     pub(crate) fn decode_list_column(&self, off: usize, n: usize, limit: usize, over_table: bool) -> Result<Value<'a>> {
@@ -341,6 +392,7 @@ impl<'a> Reader<'a> {
                 }
                 self.decode(cell_slot(cell), c.start)
             }
+            ColumnKind::Codes { dict, cells } => self.code_item(dict, self.u32_at(cells + 4 * j), cells + 4 * j),
         }
     }
 
@@ -480,6 +532,7 @@ pub fn is_slice(v: &Value<'_>) -> bool {
             ColumnKind::Rows { cols, .. } => c.start + 16 != cols,
             ColumnKind::Lists { .. } => false,
             ColumnKind::Slots32 { cells } => c.start + 8 != cells,
+            ColumnKind::Codes { cells, .. } => c.start + 16 != cells,
         },
         _ => false,
     }

@@ -117,6 +117,10 @@ pub const KIND_INT32_LIST: u8 = 0x27;
 /// A list of None, bools and small ints, each the low 4 bytes of its slot
 /// (see `columns`): a table's column of them, in half a LIST's bytes.
 pub const KIND_SLOT32_COLUMN: u8 = 0x28;
+/// A list of strings, each a 4-byte code into a list of distinct strings
+/// (see `columns`): a table's column of repeated strings, in half a LIST's
+/// bytes.
+pub const KIND_STR_CODE_COLUMN: u8 = 0x29;
 
 /// Flavors of a record type: how a reader rebuilds its instances.
 pub const FLAVOR_DATACLASS: u64 = 1;

@@ -555,7 +555,8 @@ impl<'d> JsonSource<'d> {
     }
 
     /// Cells as a list of slots (arrays of scalars as lists); a table's own
-    /// column (`column`) of null, booleans and small ints as a SLOT32_COLUMN.
+    /// column (`column`) of null, booleans and small ints as a SLOT32_COLUMN,
+    /// of repeated strings as a STR_CODE_COLUMN (`Builder::slot_column`).
     fn slot_column(&mut self, nodes: &[u32], column: bool) -> u64 {
         let doc = self.doc;
         let mut slots = Vec::with_capacity(nodes.len());
@@ -576,7 +577,8 @@ impl<'d> JsonSource<'d> {
             };
             slots.push(slot);
         }
-        // A table's own column of null, booleans and small ints: 4 bytes a cell.
+        // A table's own column of null, booleans, small ints or repeated
+        // strings: 4 bytes a cell.
         if column {
             self.builder.slot_column(&slots)
         } else {

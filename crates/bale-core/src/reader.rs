@@ -709,6 +709,7 @@ impl<'a> Reader<'a> {
             KIND_KEYED_TABLE => self.decode_table(off, n, limit, true),
             KIND_STR_COLUMN => self.decode_str_column(off, n, limit),
             KIND_SLOT32_COLUMN => self.decode_slot32_column(off, n, limit),
+            KIND_STR_CODE_COLUMN => self.decode_code_column(off, n, limit),
             KIND_LIST_COLUMN => self.decode_list_column(off, n, limit, false),
             KIND_ROWS_COLUMN => self.decode_list_column(off, n, limit, true),
             KIND_SHAPE => Err(bad(off, "a shape object is used as a value")),

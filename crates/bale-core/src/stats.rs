@@ -130,7 +130,8 @@ const K_ROWS_COLUMN: usize = 24;
 const K_KEYED_TABLE: usize = 25;
 const K_INT32_LIST: usize = 26;
 const K_SLOT32_COLUMN: usize = 27;
-const NAMES: [&str; 28] = [
+const K_STR_CODE_COLUMN: usize = 28;
+const NAMES: [&str; 29] = [
     "lists (floats, raw)",
     "lists (ints, raw)",
     "numpy arrays",
@@ -159,6 +160,7 @@ const NAMES: [&str; 28] = [
     "keyed tables (lists of dicts of several key sequences, by column)",
     "lists (ints, raw 32-bit)",
     "small-scalar columns (None, bools, small ints; 32-bit)",
+    "string-code columns (repeated strings; 32-bit codes)",
 ];
 
 /// Walks everything reachable from `root`, each stored object once.
@@ -254,6 +256,10 @@ pub fn region_stats(r: &Reader<'_>, root: u64) -> Result<Stats> {
                     (K_STR_COLUMN, (16 + offsets_size(c.len) + pad8(total * width.unit())) as u64)
                 }
                 ColumnKind::Slots32 { .. } => (K_SLOT32_COLUMN, (8 + pad8(4 * c.len)) as u64),
+                ColumnKind::Codes { .. } => {
+                    push_run(&mut stack, c.start + 8, 1, c.start);
+                    (K_STR_CODE_COLUMN, (16 + pad8(4 * c.len)) as u64)
+                }
                 ColumnKind::Lists { child, .. } => {
                     push_run(&mut stack, c.start + 8, 1, c.start);
                     let kind = if matches!(child, Child::Rows { .. }) { K_ROWS_COLUMN } else { K_LIST_COLUMN };
@@ -426,6 +432,10 @@ mod tests {
                     }
                     ColumnKind::Slots32 { .. } => {
                         ("small-scalar columns (None, bools, small ints; 32-bit)", (8 + pad8(4 * c.len)) as u64)
+                    }
+                    ColumnKind::Codes { .. } => {
+                        stack.push((r.word(c.start + 8)?, c.start));
+                        ("string-code columns (repeated strings; 32-bit codes)", (16 + pad8(4 * c.len)) as u64)
                     }
                     ColumnKind::Lists { child, .. } => {
                         stack.push((r.word(c.start + 8)?, c.start));

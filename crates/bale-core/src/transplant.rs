@@ -392,6 +392,23 @@ impl<'a> StoredValues<'_, 'a> {
                 self.walk.keep(identity, out);
                 Ok(Some(out))
             }
+            // The dictionary's strings copied as any leaves are, the codes as
+            // they are, each code checked as the reader checks it.
+            ColumnKind::Codes { dict, cells } => {
+                let mut out_dict = Vec::with_capacity(dict.len);
+                for i in 0..dict.len {
+                    let s = src.code_item(dict, i, dict.pos + 8 * i)?;
+                    out_dict.push(self.leaf_or_key(s, 0)?);
+                }
+                let mut codes = Vec::with_capacity(c.len);
+                for i in 0..c.len {
+                    src.column_item(c, i)?;
+                    codes.push(read_u32(src.buf(), cells + 4 * (c.first + i)));
+                }
+                let out = self.dst.str_code_column(&out_dict, &codes);
+                self.walk.keep(identity, out);
+                Ok(Some(out))
+            }
             // An item of a ROWS_COLUMN: some of its table's rows.
             ColumnKind::Rows { cols, keyed, .. } if crate::columns::is_slice(&Value::Column(c)) => {
                 self.walk.open(Cursor::SliceRows { cols, keyed, first: c.first, len: c.len, next: 0 }, identity);

@@ -735,6 +735,30 @@ impl<'a> Verifier<'a> {
                     return Err(FormatError::at(c.start, "small-scalar column has non-zero padding"));
                 }
             }
+            // Every code names a string slot of the dictionary, which is
+            // then checked as any list is.
+            ColumnKind::Codes { dict, cells } => {
+                for i in 0..dict.len {
+                    if !matches!(r.seq_slot(dict, i)? & TAG_MASK, TAG_SSTR | TAG_STR) {
+                        return Err(FormatError::at(
+                            dict.pos + 8 * i,
+                            "string-code column dictionary item is no string slot",
+                        ));
+                    }
+                }
+                for i in 0..c.len {
+                    if read_u32(r.buf(), cells + 4 * i) as usize >= dict.len {
+                        return Err(FormatError::at(
+                            cells + 4 * i,
+                            "string-code column code names no string of its dictionary",
+                        ));
+                    }
+                }
+                if c.len % 2 == 1 && read_u32(r.buf(), cells + 4 * c.len) != 0 {
+                    return Err(FormatError::at(c.start, "string-code column has non-zero padding"));
+                }
+                self.stack.push(Work::Slot(r.word(c.start + 8)?, c.start));
+            }
         }
         Ok(())
     }

@@ -520,14 +520,46 @@ impl Builder {
 
     /// A table's own column written as slots: a SLOT32_COLUMN when each
     /// slot is None, a bool or an INT slot of an int within 28 bits
-    /// (`columns::slot32_cell`), else a LIST, as every writer stores one.
+    /// (`columns::slot32_cell`), a STR_CODE_COLUMN when each is a string
+    /// slot and that is smaller (`str_codes`), else a LIST, as every
+    /// writer stores one.
     pub fn slot_column(&mut self, slots: &[u64]) -> u64 {
         // Checked first, then written with no vector between (a cell is its
         // slot's low half).
         if !slots.is_empty() && slots.iter().all(|&s| crate::columns::slot32_cell(s).is_some()) {
             self.slot32_cells(slots.len(), slots.iter().map(|&s| s as u32))
         } else {
-            self.seq(false, slots)
+            self.str_slot_column(slots)
+        }
+    }
+
+    /// A STR_CODE_COLUMN of `codes`, each the index of a slot of `dict`
+    /// (string slots, not empty), whose list is written first.
+    pub fn str_code_column(&mut self, dict: &[u64], codes: &[u32]) -> u64 {
+        debug_assert!(!dict.is_empty());
+        debug_assert!(dict.iter().all(|&s| matches!(s & TAG_MASK, TAG_SSTR | TAG_STR)));
+        debug_assert!(codes.iter().all(|&c| (c as usize) < dict.len()));
+        let dict_slot = self.seq(false, dict);
+        let off = self.len();
+        self.put(header_word(KIND_STR_CODE_COLUMN, codes.len() as u64));
+        self.put(dict_slot);
+        // Each code's bytes appended (no zeroing first), then the padding.
+        self.buf.reserve(pad8(4 * codes.len()));
+        self.buf.extend(codes.iter().flat_map(|c| c.to_le_bytes()));
+        if codes.len() % 2 == 1 {
+            self.buf.extend_from_slice(&[0; 4]);
+        }
+        off as u64
+    }
+
+    /// A table's own column of string slots (each SSTR or STR): a
+    /// STR_CODE_COLUMN when that takes fewer bytes than a LIST of them
+    /// (most of them repeat: tags, categories), else a LIST, as every
+    /// writer stores one.
+    pub fn str_slot_column(&mut self, slots: &[u64]) -> u64 {
+        match str_codes(slots) {
+            Some((dict, codes)) => self.str_code_column(&dict, &codes),
+            None => self.seq(false, slots),
         }
     }
 
@@ -750,6 +782,56 @@ unsafe fn copy_short(data: &[u8], dst: *mut u8) {
         33..=64 => pair::<32>(src, dst, n),
         _ => std::ptr::copy_nonoverlapping(src, dst, n),
     }
+}
+
+/// The most distinct strings a STR_CODE_COLUMN of `n` codes may have and
+/// still take fewer bytes than a LIST of `n` slots: `8 + 8d + 16 +
+/// pad8(4n) < 8 + 8n` (`None` when no d >= 1 does).
+pub fn str_codes_max_dict(n: usize) -> Option<usize> {
+    let as_list = 8 + 8 * n;
+    let fixed = 8 + 16 + pad8(4 * n);
+    match as_list.checked_sub(fixed + 1)? / 8 {
+        0 => None,
+        d => Some(d),
+    }
+}
+
+/// Cells of a column after which its distinct strings are counted once:
+/// all of them distinct, and the column is no STR_CODE_COLUMN
+/// (`str_codes`). A column of distinct strings is given up after this many
+/// lookups, not half its length; a vocabulary of thousands of words still
+/// repeats some among them.
+pub const STR_CODES_PROBE: usize = 1024;
+
+/// The dictionary (distinct slots, in order of first use) and codes of a
+/// column of string slots, when a STR_CODE_COLUMN of them takes fewer bytes
+/// than a LIST: its dictionary's slots (and header) and a 4-byte code a
+/// string, against a slot a string. `None` as soon as the distinct slots
+/// are too many for that, or the first `STR_CODES_PROBE` (of a column at
+/// least that long) are all distinct, or one is no string slot.
+pub fn str_codes(slots: &[u64]) -> Option<(Vec<u64>, Vec<u32>)> {
+    let n = slots.len();
+    let max_dict = str_codes_max_dict(n)?;
+    let mut ids: rustc_hash::FxHashMap<u64, u32> = rustc_hash::FxHashMap::default();
+    let mut dict = Vec::new();
+    let mut codes = Vec::with_capacity(n);
+    for &slot in slots {
+        if !matches!(slot & TAG_MASK, TAG_SSTR | TAG_STR) {
+            return None;
+        }
+        let code = *ids.entry(slot).or_insert_with(|| {
+            dict.push(slot);
+            (dict.len() - 1) as u32
+        });
+        if dict.len() > max_dict {
+            return None;
+        }
+        codes.push(code);
+        if codes.len() == STR_CODES_PROBE && dict.len() == STR_CODES_PROBE {
+            return None;
+        }
+    }
+    Some((dict, codes))
 }
 
 #[cfg(test)]

@@ -181,10 +181,35 @@ fn table_slots(b: &mut Builder, slots: &[u64]) -> u64 {
     };
     if !slots.is_empty() && slots.iter().all(|&s| small(s)) {
         let cells: Vec<u32> = slots.iter().map(|&s| s as u32).collect();
-        b.slot32_column(&cells)
-    } else {
-        b.seq(false, slots)
+        return b.slot32_column(&cells);
     }
+    // Every slot a string's (inline or stored), and the distinct ones few
+    // enough that a STR_CODE_COLUMN (the dictionary's header and slots, the
+    // column's header and slot, 4 bytes a code) is smaller than a LIST
+    // (its header and slots), and the first 1024 (of a column at least
+    // that long) not all distinct: codes, in order of first use.
+    if slots.iter().all(|&s| matches!(s & TAG_MASK, TAG_SSTR | TAG_STR)) {
+        let mut dict: Vec<u64> = Vec::new();
+        let codes: Vec<u32> = slots
+            .iter()
+            .map(|s| match dict.iter().position(|d| d == s) {
+                Some(code) => code as u32,
+                None => {
+                    dict.push(*s);
+                    (dict.len() - 1) as u32
+                }
+            })
+            .collect();
+        let n = slots.len();
+        let mut first = slots[..n.min(1024)].to_vec();
+        first.sort_unstable();
+        first.dedup();
+        let few_first = n < 1024 || first.len() < 1024;
+        if few_first && 8 + 8 * dict.len() + 16 + pad8(4 * n) < 8 + 8 * n {
+            return b.str_code_column(&dict, &codes);
+        }
+    }
+    b.seq(false, slots)
 }
 
 /// The vectors: (name, value). Set elements are small non-negative ints
@@ -394,6 +419,27 @@ fn vectors() -> Vec<(&'static str, Py)> {
                             ),
                             (s("none"), Py::None),
                             (s("past"), if k == 4 { i(1 << 28) } else { Py::None }),
+                        ])
+                    })
+                    .collect(),
+            ),
+        ),
+        (
+            // A TABLE's columns of repeated strings: STR_CODE_COLUMNs (codes
+            // into the distinct strings, in order of first use; 17 rows, the
+            // last code padded) of inline strings, and of stored ones of two
+            // widths; distinct strings of 2-3 characters: a STR_COLUMN; 16
+            // distinct inline strings among 17 rows: a LIST (codes would
+            // take more bytes).
+            "table_repeated_strings",
+            list(
+                (0..17)
+                    .map(|k: usize| {
+                        dict(vec![
+                            (s("color"), s(["green", "yellow", "purple"][k % 3])),
+                            (s("city"), s(["Reykjav\u{ed}k", "a city named twice"][k / 9])),
+                            (s("code"), s(&format!("c{k}"))),
+                            (s("word"), s(&format!("w{:06}", k % 16))),
                         ])
                     })
                     .collect(),

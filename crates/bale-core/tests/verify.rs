@@ -648,7 +648,7 @@ fn invalid_tag_and_constants() {
 
 #[test]
 fn unknown_object_kinds() {
-    for kind in [0x00u8, 0x29, 0x7F, 0xFF] {
+    for kind in [0x00u8, 0x2A, 0x7F, 0xFF] {
         let bytes = raw_region(&[header_word(kind, 0), 0], 64, 0);
         refuse(&bytes, &["kind"]);
         // Also as a list element.
@@ -770,6 +770,143 @@ fn slot32_columns_with_bad_cells_padding_or_length() {
     let child = b.slot32_column(&[SLOT_NONE as u32, SLOT_TRUE as u32]);
     let col = b.list_column(child, &[0, 1, 2]);
     refuse(&finish_fixed(b, col), &["child"]);
+}
+
+/// A STR_CODE_COLUMN at offset 64 + 8 * dict.len(), after its dictionary
+/// `dict` (slots at 64), its dictionary slot `dict_slot` (the LIST slot of
+/// those when `None`) and the last word's padding `pad`.
+fn code_words(dict: &[u64], dict_slot: Option<u64>, codes: &[u32], pad: u32) -> (Vec<u64>, u64) {
+    let mut words = dict.to_vec();
+    let at = 64 + 8 * dict.len() as u64;
+    words.push(header_word(KIND_STR_CODE_COLUMN, codes.len() as u64));
+    words.push(dict_slot.unwrap_or_else(|| make_seq_slot(TAG_LIST, dict.len(), 64)));
+    for pair in codes.chunks(2) {
+        words.push(pair[0] as u64 | (pair.get(1).copied().unwrap_or(pad) as u64) << 32);
+    }
+    (words, at)
+}
+
+/// A region of `words` whose root is at `root`, read without verifying:
+/// item `i` of the root list.
+fn unverified_item(bytes: &[u8], i: usize) -> Result<String, FormatError> {
+    let region = Region::new(bytes).unwrap();
+    let root = region.root()?;
+    region.reader.list_item(root, i).map(|v| format!("{v:?}"))
+}
+
+#[test]
+fn str_code_columns_read_their_strings_and_verify() {
+    let (a, b_, c) = (make_sstr_slot(b"a"), make_sstr_slot(b"bb"), make_sstr_slot(b"ccc"));
+    let codes = [2u32, 0, 0, 1, 2, 2, 0];
+    for n in [1, 2, 6, 7] {
+        let (words, at) = code_words(&[a, b_, c], None, &codes[..n], 0);
+        let bytes = raw_region(&words, at, 0);
+        accept(&bytes);
+        let region = Region::new_verified(&bytes).unwrap();
+        let root = region.root().unwrap();
+        assert_eq!(region.reader.list_len(&root), Some(n));
+        let want = ["ccc", "a", "a", "bb", "ccc", "ccc", "a"];
+        for (i, w) in want.iter().enumerate().take(n) {
+            match region.reader.list_item(root, i).unwrap() {
+                Value::Str(s) => assert_eq!(s.to_string_lossy(), *w, "item {i}"),
+                v => panic!("item {i} is {v:?}"),
+            }
+        }
+    }
+    // The builder writes a column of repeated string slots as codes, in
+    // order of first use, and the same bytes as the layout above.
+    let mut b = Builder::new();
+    let slots: Vec<u64> = [0, 1, 0, 0, 1, 1, 0, 0, 0, 1].iter().map(|&i| [a, b_][i]).collect();
+    let col = b.slot_column(&slots);
+    let bytes = finish_fixed(b, col);
+    let (words, at) = code_words(&[a, b_], None, &[0, 1, 0, 0, 1, 1, 0, 0, 0, 1], 0);
+    assert_eq!(bytes, raw_region(&words, at, 0));
+    // Stored strings (STR slots) too, and the dictionary as a LIST object
+    // when it is long.
+    let mut b = Builder::new();
+    let words: Vec<u64> = (0..300).map(|i| b.str_units(Width::Ascii, format!("word {i}").as_bytes())).collect();
+    let slots: Vec<u64> = (0..1000).map(|i| words[i * 7 % 300]).collect();
+    let col = b.slot_column(&slots);
+    let bytes = finish_fixed(b, col);
+    let region = Region::new_verified(&bytes).unwrap();
+    let root = region.root().unwrap();
+    assert!(matches!(root, Value::Column(bale_core::Column { kind: bale_core::ColumnKind::Codes { .. }, .. })));
+    for i in [0, 1, 299, 999] {
+        match region.reader.list_item(root, i).unwrap() {
+            Value::Str(s) => assert_eq!(s.to_string_lossy(), format!("word {}", i * 7 % 300)),
+            v => panic!("item {i} is {v:?}"),
+        }
+    }
+    // Distinct strings, or too few rows, stay a LIST; so does a column with
+    // anything but strings.
+    for slots in
+        [vec![a, b_, c, make_sstr_slot(b"d")], vec![a, a, a], vec![a, a, a, a, a, a, make_int_slot(1).unwrap()]]
+    {
+        let mut b = Builder::new();
+        let col = b.slot_column(&slots);
+        let bytes = finish_fixed(b, col);
+        assert!(matches!(Region::new_verified(&bytes).unwrap().root().unwrap(), Value::List(_)), "{slots:?}");
+    }
+}
+
+#[test]
+fn str_code_columns_with_bad_codes_dictionaries_padding_or_length() {
+    let (a, b_) = (make_sstr_slot(b"a"), make_sstr_slot(b"bb"));
+    // A code past the dictionary: refused by verify and by the read itself.
+    let (words, at) = code_words(&[a, b_], None, &[0, 2], 0);
+    let bytes = raw_region(&words, at, 0);
+    refuse(&bytes, &["code names no string"]);
+    assert!(unverified_item(&bytes, 0).is_ok());
+    assert!(unverified_item(&bytes, 1).unwrap_err().to_string().contains("code names no string"));
+    // A dictionary item that is no string slot: an int, a list (read once
+    // for each code, it would expand the region past the readers' budget),
+    // an object.
+    for item in [make_int_slot(5).unwrap(), make_seq_slot(TAG_LIST, 1, 64), 64] {
+        let (words, at) = code_words(&[a, item], None, &[0, 1], 0);
+        let bytes = raw_region(&words, at, 0);
+        refuse(&bytes, &["dictionary item is no string"]);
+        assert!(unverified_item(&bytes, 1).unwrap_err().to_string().contains("no string slot"));
+    }
+    // Padding after an odd count.
+    let (words, at) = code_words(&[a, b_], None, &[1], 7);
+    refuse(&raw_region(&words, at, 0), &["padding"]);
+    // A count past the region.
+    let (mut words, at) = code_words(&[a, b_], None, &[1, 0, 1], 0);
+    words.pop();
+    refuse(&raw_region(&words, at, 0), &["string-code column"]);
+    // A dictionary slot that is no non-empty list lying before the column:
+    // an int, the empty list, a tuple, an object that is no LIST (the
+    // column itself, which a chain of columns would recurse through), a
+    // list running past the column's start.
+    let column_itself = 64 + 16;
+    for (slot, needle) in [
+        (make_int_slot(1).unwrap(), "dictionary"),
+        (TAG_LIST, "dictionary"),
+        (make_seq_slot(TAG_TUPLE, 2, 64), "dictionary"),
+        (column_itself, "dictionary"),
+        (64, "dictionary"),
+        (make_seq_slot(TAG_LIST, 3, 64), "does not lie before"),
+    ] {
+        let (words, at) = code_words(&[a, b_], Some(slot), &[0, 1], 0);
+        refuse(&raw_region(&words, at, 0), &[needle]);
+    }
+    // A LIST object as dictionary is fine.
+    let mut words = vec![header_word(KIND_LIST, 2), a, b_];
+    words.push(header_word(KIND_STR_CODE_COLUMN, 2));
+    words.push(64);
+    words.push(1); // codes 1 and 0
+    accept(&raw_region(&words, 88, 0));
+    // As a list column's child: refused.
+    let mut b = Builder::new();
+    let child = b.str_code_column(&[a, b_], &[0, 1, 1]);
+    let col = b.list_column(child, &[0, 1, 3]);
+    refuse(&finish_fixed(b, col), &["child"]);
+    // As a table column, its length must be the table's.
+    let mut b = Builder::new();
+    let shape = b.shape(&[make_sstr_slot(b"k")], &[hash::hash_str_units(b"k")]);
+    let col = b.str_code_column(&[a, b_], &[0, 1, 1]);
+    let root = b.table_object(2, shape, &[col]);
+    refuse(&finish_fixed(b, root), &["column"]);
 }
 
 #[test]

@@ -138,6 +138,12 @@ pub fn row_value<'a>(
 ) -> bale_core::Result<Value<'a>> {
     let i = r.dict_key_index(d, i);
     match column(py, region, r, d, i)? {
+        // A string of a column of codes, read from its code without passing
+        // the column through the generic list read.
+        Ok(Decoded::Items(Column { kind: ColumnKind::Codes { dict, cells }, first, len, .. })) if row < len => {
+            let at = cells + 4 * (first + row);
+            r.code_item(dict, bale_core::format::read_u32(r.buf(), at) as usize, at)
+        }
         Ok(col) => r.row_item(d, col.value(), row, i),
         Err(not_a_list) => r.row_item(d, not_a_list, row, i),
     }
@@ -160,6 +166,11 @@ pub fn row_value_to_py(py: Python<'_>, region: &Py<Region>, d: Dict, row: usize,
                 v => return value_to_py(py, region, &v),
             };
             Ok(new_object(py, ListView { region: region.clone_ref(py), seq })?.into_any())
+        }
+        // A string of a column of codes (a tag, a category): the column's
+        // item, without the generic row read's dispatch.
+        Ok(Decoded::Items(c @ Column { kind: ColumnKind::Codes { .. }, .. })) if row < c.len => {
+            read_to_py(py, region, r.column_item(c, row))
         }
         Ok(Decoded::Nums(l)) if row < l.len => {
             let w = r.num_word(l, row).map_err(format_error)?;

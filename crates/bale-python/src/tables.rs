@@ -11,7 +11,9 @@
 
 use std::ptr::addr_of_mut;
 
-use bale_core::format::{make_int_slot, Width, SLOT_EMPTY_LIST, SLOT_FALSE, SLOT_NONE, SLOT_TRUE};
+use bale_core::format::{
+    make_int_slot, Width, SLOT_EMPTY_LIST, SLOT_FALSE, SLOT_NONE, SLOT_TRUE, TAG_MASK, TAG_SSTR, TAG_STR,
+};
 use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 
@@ -209,9 +211,10 @@ const SLOTS_PROBE: usize = 1024;
 /// table. A column goes to slots when most of its strings repeat (tags,
 /// categories); the table answers for those without reading the string
 /// again or hashing into the compactor's string cache. An address keeps
-/// its slot: the rows hold the strings throughout.
+/// its slot, and its code in a table's own column (`StrCodes`): the rows
+/// hold the strings throughout.
 struct SlotMemo {
-    entries: Vec<(usize, u64)>,
+    entries: Vec<(usize, u64, u32)>,
     bits: u32,
 }
 
@@ -223,7 +226,7 @@ impl SlotMemo {
     /// A table for a column of `count` strings: about as many entries.
     fn new(count: usize) -> SlotMemo {
         let bits = count.next_power_of_two().trailing_zeros().clamp(4, SLOT_MEMO_MAX_BITS);
-        SlotMemo { entries: vec![(0, 0); 1 << bits], bits }
+        SlotMemo { entries: vec![(0, 0, 0); 1 << bits], bits }
     }
 
     #[inline(always)]
@@ -234,17 +237,111 @@ impl SlotMemo {
     /// Starts loading the entry `obj` would have.
     #[inline(always)]
     fn prefetch(&self, obj: *mut PyObject) {
-        prefetch(&self.entries[self.place(obj)] as *const (usize, u64) as *mut PyObject);
+        prefetch(&self.entries[self.place(obj)] as *const (usize, u64, u32) as *mut PyObject);
     }
 
+    /// The slot of `obj` (made by `make` when not kept) and its code (`code`
+    /// of the slot, when made).
     #[inline(always)]
-    fn slot(&mut self, obj: *mut PyObject, make: impl FnOnce(*mut PyObject) -> u64) -> u64 {
+    fn slot(
+        &mut self,
+        obj: *mut PyObject,
+        make: impl FnOnce(*mut PyObject) -> u64,
+        code: impl FnOnce(u64) -> u32,
+    ) -> (u64, u32) {
         let at = self.place(obj);
         let entry = &mut self.entries[at];
         if entry.0 != obj as usize {
-            *entry = (obj as usize, make(obj));
+            let slot = make(obj);
+            *entry = (obj as usize, slot, code(slot));
         }
-        entry.1
+        (entry.1, entry.2)
+    }
+}
+
+/// The codes of a table's own column of strings, made as their slots are:
+/// the distinct slots in order of first use, what `writer::str_codes`
+/// finds (so that `compact` and the JSON source write the same column),
+/// given up as it does. While they are kept, the column's cells are their
+/// codes only (4 bytes a cell, not a slot's 8), in the vector the run
+/// gathered a STR_COLUMN's offsets in when there is one.
+struct StrCodes {
+    ids: rustc_hash::FxHashMap<u64, u32>,
+    dict: Vec<u64>,
+    codes: Vec<u32>,
+    /// The column's length.
+    max_cells: usize,
+    max_dict: usize,
+    given_up: bool,
+}
+
+impl StrCodes {
+    /// Codes for a column of `n` strings (none when `n` is 0), kept in
+    /// `spare` when it is given.
+    fn new(n: usize, spare: Option<Vec<u32>>) -> StrCodes {
+        let max_dict = bale_core::writer::str_codes_max_dict(n);
+        StrCodes {
+            ids: Default::default(),
+            dict: Vec::new(),
+            codes: match spare {
+                _ if max_dict.is_none() => Vec::new(),
+                Some(mut spare) => {
+                    spare.clear();
+                    spare
+                }
+                // Room for the probe's codes; for all of them once past it
+                // (most columns of distinct strings end there).
+                None => Vec::with_capacity(n.min(bale_core::writer::STR_CODES_PROBE)),
+            },
+            max_cells: n,
+            max_dict: max_dict.unwrap_or(0),
+            given_up: max_dict.is_none(),
+        }
+    }
+
+    /// Keeps the code of the next cell (unless given up); gives up at the
+    /// probe as `writer::str_codes` does, after keeping it.
+    #[inline(always)]
+    fn keep(&mut self, code: u32) -> bool {
+        if self.given_up {
+            return false;
+        }
+        self.codes.push(code);
+        if self.codes.len() == bale_core::writer::STR_CODES_PROBE {
+            if self.dict.len() == bale_core::writer::STR_CODES_PROBE {
+                self.given_up = true;
+            } else {
+                self.codes.reserve(self.max_cells - self.codes.len());
+            }
+        }
+        true
+    }
+
+    /// The slots of the cells coded so far (when the codes are given up).
+    fn slots_so_far(&mut self, slots: &mut Vec<u64>, n: usize) {
+        slots.reserve(n);
+        slots.extend(self.codes.iter().map(|&c| self.dict[c as usize]));
+        self.codes = Vec::new();
+    }
+
+    /// The code of a slot met for the first time at an address.
+    fn code(&mut self, slot: u64) -> u32 {
+        if self.given_up {
+            return 0;
+        }
+        if !matches!(slot & TAG_MASK, TAG_SSTR | TAG_STR) {
+            self.given_up = true;
+            return 0;
+        }
+        let dict = &mut self.dict;
+        let code = *self.ids.entry(slot).or_insert_with(|| {
+            dict.push(slot);
+            (dict.len() - 1) as u32
+        });
+        if self.dict.len() > self.max_dict {
+            self.given_up = true;
+        }
+        code
     }
 }
 
@@ -902,7 +999,13 @@ impl<'py> Compactor<'py> {
                 Ok(self.builder.str_column(width, &offsets, &bytes))
             }
             // Exact strs all (the run saw every item): straight to their slots.
-            Run::Strs { .. } | Run::CountedStrs { .. } => {
+            run @ (Run::Strs { .. } | Run::CountedStrs { .. }) => {
+                // The offsets gathered for a STR_COLUMN are not needed: their
+                // vector holds the codes.
+                let spare = match run {
+                    Run::Strs { offsets, .. } => Some(offsets),
+                    _ => None,
+                };
                 // Each slot takes the place of its string (collected in place).
                 let kept = if !g.lists {
                     Some(std::mem::take(&mut g.cells))
@@ -912,8 +1015,18 @@ impl<'py> Compactor<'py> {
                     None
                 };
                 let mut memo = SlotMemo::new(count);
+                // A table's own column of repeated strings: a code a cell.
+                let mut codes = StrCodes::new(if column && !g.lists { count } else { 0 }, spare);
                 let slots: Vec<u64> = match kept {
                     Some(strs) => {
+                        // Made whole even while the cells are coded, when it
+                        // is never written: freeing a block this large raises
+                        // glibc's mmap threshold past the gathered vectors of
+                        // the next columns, which without it were mapped and
+                        // faulted in afresh each time (`perf`: 2.9 times the
+                        // page faults, records over a 2,000-word vocabulary
+                        // compacted 16% slower). Pages never written cost
+                        // nothing.
                         let mut slots = Vec::with_capacity(strs.len());
                         for (i, &s) in strs.iter().enumerate() {
                             // Note [Prefetched places of shared strings]
@@ -922,7 +1035,20 @@ impl<'py> Compactor<'py> {
                                 memo.prefetch(ahead);
                                 self.prefetch_shared_str(ahead);
                             }
-                            slots.push(memo.slot(s, |s| self.str_slot(s)));
+                            // Codes while they are kept; once given up (at the
+                            // slot, or at the probe after keeping its code),
+                            // the slots of the cells so far, then slots.
+                            let coding = !codes.given_up;
+                            let (slot, code) = memo.slot(s, |s| self.str_slot(s), |slot| codes.code(slot));
+                            let kept = codes.keep(code);
+                            if codes.given_up {
+                                if coding {
+                                    codes.slots_so_far(&mut slots, strs.len());
+                                }
+                                if !kept {
+                                    slots.push(slot);
+                                }
+                            }
                             self.strings_ahead = self.strings_ahead.saturating_sub(1);
                         }
                         slots
@@ -930,12 +1056,15 @@ impl<'py> Compactor<'py> {
                     None => {
                         let mut slots = Vec::with_capacity(count);
                         g.for_each_scalar(rows, j, |s| {
-                            slots.push(memo.slot(s, |s| self.str_slot(s)));
+                            slots.push(memo.slot(s, |s| self.str_slot(s), |_| 0).0);
                             self.strings_ahead = self.strings_ahead.saturating_sub(1);
                         });
                         slots
                     }
                 };
+                if !codes.given_up && codes.codes.len() == count {
+                    return Ok(self.builder.str_code_column(&codes.dict, &codes.codes));
+                }
                 Ok(self.builder.seq(false, &slots))
             }
             _ if g.lists => self.slot_column(&g.collect_scalars(rows, j), false),
@@ -944,7 +1073,8 @@ impl<'py> Compactor<'py> {
     }
 
     /// Cells as a list of slots (lists of scalars as lists); a table's own
-    /// column (`column`) of None, bools and small ints as a SLOT32_COLUMN.
+    /// column (`column`) of None, bools and small ints as a SLOT32_COLUMN,
+    /// of repeated strings as a STR_CODE_COLUMN (`Builder::slot_column`).
     unsafe fn slot_column(&mut self, values: &[*mut PyObject], column: bool) -> PyResult<u64> {
         let mut slots = Vec::with_capacity(values.len());
         for (i, &v) in values.iter().enumerate() {
@@ -975,7 +1105,8 @@ impl<'py> Compactor<'py> {
             };
             slots.push(slot);
         }
-        // A table's own column of None, bools and small ints: 4 bytes a cell.
+        // A table's own column of None, bools, small ints or repeated
+        // strings: 4 bytes a cell.
         Ok(if column { self.builder.slot_column(&slots) } else { self.builder.seq(false, &slots) })
     }
 

@@ -995,6 +995,41 @@ impl<'a, 'py> Thaw<'a, 'py> {
                     ffi::PyList_SET_ITEM(list, i as ffi::Py_ssize_t, p);
                 }
             }
+            // Each string of the dictionary made once, each row a reference
+            // to it (as the slots of a LIST share a stored string's object).
+            ColumnKind::Codes { dict, cells } => {
+                let mut made = Vec::with_capacity(dict.len);
+                for i in 0..dict.len {
+                    self.spend()?;
+                    let slot = self.r.seq_slot(dict, i).map_err(format_error)?;
+                    let fast = match slot & TAG_MASK {
+                        TAG_SSTR | TAG_STR => self.scalar_made(slot, dict.start)?,
+                        _ => None,
+                    };
+                    let p = match fast {
+                        Some(p) => p,
+                        // Anything else is decoded, and refused, as the reader does.
+                        None => {
+                            let v = self.r.code_item(dict, i, dict.pos + 8 * i).map_err(format_error)?;
+                            scalar(py, &v).expect("strings are scalars")?
+                        }
+                    };
+                    made.push(owned(py, p)?);
+                }
+                let buf = self.r.buf();
+                for i in 0..c.len {
+                    self.spend()?;
+                    let code = read_u32(buf, cells + 4 * (c.first + i)) as usize;
+                    let Some(p) = made.get(code) else {
+                        // A code past the dictionary: the reader's own error.
+                        return Err(match self.r.column_item(c, i) {
+                            Err(e) => format_error(e),
+                            Ok(_) => unreachable!("a code past its dictionary is refused"),
+                        });
+                    };
+                    ffi::PyList_SET_ITEM(list, i as ffi::Py_ssize_t, p.clone_ref(py).into_ptr());
+                }
+            }
             ColumnKind::Lists { child, offs } => {
                 let whole = self.run(child.value())?;
                 let buf = self.r.buf();
