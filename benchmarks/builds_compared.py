@@ -8,6 +8,7 @@ after setup and on during the timed calls, as a user runs them. A figure is
 the minimum over the rounds; the ratio is B / A.
 
     python benchmarks/builds_compared.py OLD_SITE NEW_SITE [--rounds 5] [--repeat 5] [--cells]
+    python benchmarks/builds_compared.py OLD_SITE NEW_SITE --sweep-cells CELL [CELL ...]
 
 The operations are those the architecture issue names: compaction of
 records and of a tree, thaw of each, point access, a full scan through
@@ -17,8 +18,13 @@ sweep's worst cells of issue 21 (its own generators, ``bench_sweep.py``):
 heterogeneous dicts, records of distinct strings, a tree of leaves below
 2^62, short strings, a vocabulary, a tree of ints beyond 64 bits, nested
 records, deep lists, lists of 3 floats, a 10-word vocabulary (thaw), and
-the github, amazon, canada, citm and mesh corpora. It prints a table
-and writes no report.
+the github, amazon, canada, citm and mesh corpora. With
+``--sweep-cells``, instead, the named cells of the sweep's full grid (their
+names as its report gives them; ``benchmarks/sweep_bytes.py`` lists those
+with a bytes target), each as the sweep measures it: compaction, thaw and
+a full scan through the views (``_read_every_value(root, deep=True)``)
+with the collector off, and verify. It prints a table and writes no
+report.
 """
 
 from __future__ import annotations
@@ -29,12 +35,25 @@ import os
 import subprocess
 import sys
 
-CHILD = r"""
+# What both children start with: the build under test, and the best of `repeat` runs.
+PRELUDE = r"""
 import gc, json, os, sys, time
 import bale
-from bale._datagen import bintree, tweets
 
 repeat = int(sys.argv[1])
+
+def best(f):
+    t = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        f()
+        t.append(time.perf_counter() - t0)
+    return min(t)
+"""
+
+CHILD = PRELUDE + r"""
+from bale._datagen import bintree, tweets
+
 records = tweets(200_000)
 tree = bintree(17)
 rec_region = bale.compact(records)
@@ -46,14 +65,6 @@ n = len(root)
 idx = [(i * 7919) % n for i in range(100_000)]
 gc.collect()
 gc.freeze()
-
-def best(f):
-    t = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        f()
-        t.append(time.perf_counter() - t0)
-    return min(t)
 
 def point():
     for i in idx:
@@ -134,12 +145,37 @@ if len(sys.argv) > 2 and sys.argv[2] == "cells":
 print(json.dumps(out))
 """
 
+# One child's timings of the named sweep cells (`--sweep-cells`).
+SWEEP_CHILD = PRELUDE + r"""
+bench_dir, names = sys.argv[2], json.loads(sys.argv[3])
+sys.path.insert(0, bench_dir)
+sys.setrecursionlimit(20_000)
+import bench_sweep as bs
 
-def run(site: str, repeat: int, cells: bool) -> dict[str, float]:
+shapes = {s.name: s for s in bs.grid("full", None)}
+out = {}
+gc.disable()
+for name in names:
+    x = shapes[name].make()
+    region = bale.compact(x)
+    root = region.root
+    out[f"compact {name}"] = best(lambda: bale.compact(x))
+    out[f"thaw {name}"] = best(lambda: bale.thaw(root))
+    out[f"verify {name}"] = best(region.verify)
+    out[f"scan {name}"] = best(lambda: bale._bale._read_every_value(root, deep=True))
+    del x, region, root
+print(json.dumps(out))
+"""
+
+
+def run(site: str, repeat: int, cells: bool, sweep_cells: list[str] | None = None) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=site)
-    extra = ["cells", os.path.dirname(os.path.abspath(__file__))] if cells else []
-    out = subprocess.run([sys.executable, "-c", CHILD, str(repeat), *extra], env=env, capture_output=True, text=True,
-                         check=True)
+    here = os.path.dirname(os.path.abspath(__file__))
+    if sweep_cells:
+        argv = [SWEEP_CHILD, str(repeat), here, json.dumps(sweep_cells)]
+    else:
+        argv = [CHILD, str(repeat), *(["cells", here] if cells else [])]
+    out = subprocess.run([sys.executable, "-c", *argv], env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
 
@@ -150,16 +186,19 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--cells", action="store_true", help="also the shape sweep's worst cells (issue 21)")
+    ap.add_argument("--sweep-cells", nargs="+", metavar="CELL",
+                    help="instead, these cells of the shape sweep (names as its report gives them)")
     args = ap.parse_args()
     best: dict[str, dict[str, float]] = {"old": {}, "new": {}}
     for _ in range(args.rounds):
         for name, site in (("old", args.old), ("new", args.new)):
-            for op, t in run(site, args.repeat, args.cells).items():
+            for op, t in run(site, args.repeat, args.cells, args.sweep_cells).items():
                 best[name][op] = min(t, best[name].get(op, t))
-    print(f"{'operation':<32} {'A (ms)':>9} {'B (ms)':>9} {'B / A':>7}")
+    width = max(32, *(len(op) for op in best["old"]))
+    print(f"{'operation':<{width}} {'A (ms)':>9} {'B (ms)':>9} {'B / A':>7}")
     for op, a in best["old"].items():
         b = best["new"][op]
-        print(f"{op:<32} {a * 1e3:>9.2f} {b * 1e3:>9.2f} {b / a:>7.3f}")
+        print(f"{op:<{width}} {a * 1e3:>9.2f} {b * 1e3:>9.2f} {b / a:>7.3f}")
     print(f"\nA = {args.old}, B = {args.new}; minimum of {args.rounds} interleaved rounds, each best of {args.repeat}.")
 
 

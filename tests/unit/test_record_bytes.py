@@ -21,18 +21,24 @@ pytest.importorskip("orjson")
 BENCH = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
 
 
-@pytest.fixture(scope="module")
-def rb():
-    # bench_sweep raises the recursion limit when imported: put back, for the tests of
-    # the depth limit that may run after these.
+def from_benchmarks(name: str):
+    """The module ``name`` of ``benchmarks/``. bench_sweep (which each imports) raises the
+    recursion limit when imported: put back, for the tests of the depth limit that may run
+    after these."""
+    import importlib
+
     limit, path = sys.getrecursionlimit(), list(sys.path)
     sys.path.insert(0, str(BENCH))
     try:
-        import record_bytes
+        return importlib.import_module(name)
     finally:
         sys.setrecursionlimit(limit)
         sys.path[:] = path
-    return record_bytes
+
+
+@pytest.fixture(scope="module")
+def rb():
+    return from_benchmarks("record_bytes")
 
 
 def test_floors_of_a_column_of_several_widths_and_a_string_value_met_twice(rb):
@@ -105,3 +111,22 @@ def test_the_script_runs_and_reports_every_corpus(rb):
     for line in ("as stored:", "by column (made regular):", "equal strings as one object:",
                  "floor, today's kinds:", "floor, narrow kinds:", "floor, narrow kinds, equal strings once:"):
         assert out.count(line) == 3, line
+
+
+def test_sweep_bytes_reports_the_ratio_and_verdict_of_the_cells_it_is_given(rb):
+    out = subprocess.run(
+        [sys.executable, str(BENCH / "sweep_bytes.py"), "--kinds", "vocabulary 10, records", "heterogeneous dicts"],
+        capture_output=True, text=True, check=True,
+    ).stdout.splitlines()
+    cells = [line for line in out if "(target" in line]
+    assert [line.split(")  ", 1)[1] for line in cells] == [
+        "str 8-64, vocabulary 10, records", "heterogeneous dicts (3-8 of 30 keys)"]
+    import pickle
+
+    records = from_benchmarks("bench_sweep").vocab_records(200_000, 10)
+    want = bale.compact(records).nbytes / len(pickle.dumps(records, 5))
+    assert cells[0].startswith(f"{want:6.3f}x  (target 1.0x, met )")
+    assert "MISS" in cells[1]
+    # The split by kind follows each cell, and the last line counts the verdicts.
+    assert any("string-code columns" in line for line in out)
+    assert out[-1] == "met 1 of 2"
