@@ -298,6 +298,18 @@ pub fn read_u32(buf: &[u8], off: usize) -> u32 {
     u32::from_le_bytes(buf[off..off + 4].try_into().unwrap())
 }
 
+/// Appends the first `n` of `items` as little-endian u32s, zero-padded to
+/// a word: the payload of an INT32_LIST, the cells of a SLOT32_COLUMN, the
+/// codes of a STR_CODE_COLUMN.
+#[inline]
+pub fn put_u32s(out: &mut Vec<u8>, n: usize, items: impl Iterator<Item = u32>) {
+    let at = out.len();
+    out.resize(at + pad8(4 * n), 0);
+    for (place, item) in out[at..].chunks_exact_mut(4).zip(items) {
+        place.copy_from_slice(&item.to_le_bytes());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@
 //! a word (FORMAT.md, *Order, acyclicity and sharing*), as a STR_COLUMN's
 //! offsets are. See `docs/FORMAT.md`, *Number lists*.
 
-use crate::format::{header_word, pad8, KIND_FLOAT_LIST, KIND_INT32_LIST, KIND_INT_LIST};
+use crate::format::{header_word, put_u32s, KIND_FLOAT_LIST, KIND_INT32_LIST, KIND_INT_LIST};
 
 /// A list of `len` raw little-endian numbers at `pos`: i64 (or f64, when
 /// `float`; i32, when `int32`).
@@ -112,12 +112,14 @@ pub fn header(float: bool, int32: bool, n: usize) -> u64 {
 /// fit 32 bits, `all_fit_int32`) to `out`: their low 4 bytes each, then
 /// zeros to a word.
 pub fn put_int32_payload(out: &mut Vec<u8>, words: &[u64]) {
-    let at = out.len();
-    out.resize(at + pad8(4 * words.len()), 0);
-    for (item, &w) in out[at..].chunks_exact_mut(4).zip(words) {
-        debug_assert!(fits_int32(w as i64));
-        item.copy_from_slice(&(w as i64 as i32).to_le_bytes());
-    }
+    put_u32s(
+        out,
+        words.len(),
+        words.iter().map(|&w| {
+            debug_assert!(fits_int32(w as i64));
+            w as i64 as i32 as u32
+        }),
+    );
 }
 
 #[cfg(test)]

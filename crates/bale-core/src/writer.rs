@@ -509,12 +509,7 @@ impl Builder {
     fn slot32_cells(&mut self, n: usize, cells: impl Iterator<Item = u32>) -> u64 {
         let off = self.len();
         self.put(header_word(KIND_SLOT32_COLUMN, n as u64));
-        let at = self.buf.len();
-        self.buf.resize(at + pad8(4 * n), 0);
-        for (place, cell) in self.buf[at..].chunks_exact_mut(4).zip(cells) {
-            debug_assert!(crate::columns::is_slot32_cell(cell));
-            place.copy_from_slice(&cell.to_le_bytes());
-        }
+        put_u32s(&mut self.buf, n, cells.inspect(|&cell| debug_assert!(crate::columns::is_slot32_cell(cell))));
         off as u64
     }
 
@@ -543,12 +538,7 @@ impl Builder {
         let off = self.len();
         self.put(header_word(KIND_STR_CODE_COLUMN, codes.len() as u64));
         self.put(dict_slot);
-        // Each code's bytes appended (no zeroing first), then the padding.
-        self.buf.reserve(pad8(4 * codes.len()));
-        self.buf.extend(codes.iter().flat_map(|c| c.to_le_bytes()));
-        if codes.len() % 2 == 1 {
-            self.buf.extend_from_slice(&[0; 4]);
-        }
+        put_u32s(&mut self.buf, codes.len(), codes.iter().copied());
         off as u64
     }
 
@@ -810,28 +800,103 @@ pub const STR_CODES_PROBE: usize = 1024;
 /// are too many for that, or the first `STR_CODES_PROBE` (of a column at
 /// least that long) are all distinct, or one is no string slot.
 pub fn str_codes(slots: &[u64]) -> Option<(Vec<u64>, Vec<u32>)> {
-    let n = slots.len();
-    let max_dict = str_codes_max_dict(n)?;
-    let mut ids: rustc_hash::FxHashMap<u64, u32> = rustc_hash::FxHashMap::default();
-    let mut dict = Vec::new();
-    let mut codes = Vec::with_capacity(n);
+    let mut codes = StrCodes::new(slots.len(), Vec::new());
     for &slot in slots {
-        if !matches!(slot & TAG_MASK, TAG_SSTR | TAG_STR) {
-            return None;
-        }
-        let code = *ids.entry(slot).or_insert_with(|| {
-            dict.push(slot);
-            (dict.len() - 1) as u32
-        });
-        if dict.len() > max_dict {
-            return None;
-        }
-        codes.push(code);
-        if codes.len() == STR_CODES_PROBE && dict.len() == STR_CODES_PROBE {
+        let code = codes.code(slot);
+        if !codes.keep(code) {
             return None;
         }
     }
-    Some((dict, codes))
+    codes.finish()
+}
+
+/// The codes of a column of string slots, made a cell at a time, as
+/// `str_codes` makes them (it is a loop over this), given up as it gives
+/// up. A writer that knows a cell's slot met before (the compactor, by the
+/// string's address) keeps its code again without `code`.
+#[derive(Default)]
+pub struct StrCodes {
+    ids: rustc_hash::FxHashMap<u64, u32>,
+    dict: Vec<u64>,
+    codes: Vec<u32>,
+    /// The column's length.
+    cells: usize,
+    max_dict: usize,
+    given_up: bool,
+}
+
+impl StrCodes {
+    /// Codes for a column of `n` strings (none when no STR_CODE_COLUMN of
+    /// `n` can be smaller), kept in `spare` (emptied), which grows past
+    /// the probe's length only once the probe is passed.
+    pub fn new(n: usize, mut spare: Vec<u32>) -> StrCodes {
+        let Some(max_dict) = str_codes_max_dict(n) else {
+            return StrCodes { given_up: true, ..StrCodes::default() };
+        };
+        spare.clear();
+        spare.reserve(n.min(STR_CODES_PROBE));
+        StrCodes { codes: spare, cells: n, max_dict, ..StrCodes::default() }
+    }
+
+    /// Whether the column is no STR_CODE_COLUMN.
+    #[inline(always)]
+    pub fn given_up(&self) -> bool {
+        self.given_up
+    }
+
+    /// The code of `slot` (the next cell's), a new one when it is met for
+    /// the first time; gives up (and returns 0) when it is no string slot
+    /// or one distinct slot too many.
+    pub fn code(&mut self, slot: u64) -> u32 {
+        if self.given_up {
+            return 0;
+        }
+        if !matches!(slot & TAG_MASK, TAG_SSTR | TAG_STR) {
+            self.given_up = true;
+            return 0;
+        }
+        let dict = &mut self.dict;
+        let code = *self.ids.entry(slot).or_insert_with(|| {
+            dict.push(slot);
+            (dict.len() - 1) as u32
+        });
+        if self.dict.len() > self.max_dict {
+            self.given_up = true;
+        }
+        code
+    }
+
+    /// Keeps the next cell's code; false when given up before it. At the
+    /// probe, gives up (after keeping it) when every cell so far is
+    /// distinct.
+    #[inline(always)]
+    pub fn keep(&mut self, code: u32) -> bool {
+        if self.given_up {
+            return false;
+        }
+        self.codes.push(code);
+        if self.codes.len() == STR_CODES_PROBE {
+            if self.dict.len() == STR_CODES_PROBE {
+                self.given_up = true;
+            } else {
+                self.codes.reserve(self.cells - self.codes.len());
+            }
+        }
+        true
+    }
+
+    /// Appends the slots of the cells kept so far to `slots` (once given up,
+    /// the writer goes on with slots) and lets go of their codes.
+    pub fn slots_so_far(&mut self, slots: &mut Vec<u64>) {
+        slots.extend(self.codes.iter().map(|&c| self.dict[c as usize]));
+        self.codes = Vec::new();
+    }
+
+    /// The dictionary and codes of a column whose every cell was kept, as
+    /// `Builder::str_code_column` takes them; `None` if given up.
+    pub fn finish(self) -> Option<(Vec<u64>, Vec<u32>)> {
+        (!self.given_up && self.codes.len() == self.cells).then_some((self.dict, self.codes))
+    }
 }
 
 #[cfg(test)]

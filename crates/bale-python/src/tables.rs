@@ -11,9 +11,8 @@
 
 use std::ptr::addr_of_mut;
 
-use bale_core::format::{
-    make_int_slot, Width, SLOT_EMPTY_LIST, SLOT_FALSE, SLOT_NONE, SLOT_TRUE, TAG_MASK, TAG_SSTR, TAG_STR,
-};
+use bale_core::format::{make_int_slot, Width, SLOT_EMPTY_LIST, SLOT_FALSE, SLOT_NONE, SLOT_TRUE};
+use bale_core::writer::StrCodes;
 use pyo3::ffi::{self, PyObject};
 use pyo3::prelude::*;
 
@@ -256,92 +255,6 @@ impl SlotMemo {
             *entry = (obj as usize, slot, code(slot));
         }
         (entry.1, entry.2)
-    }
-}
-
-/// The codes of a table's own column of strings, made as their slots are:
-/// the distinct slots in order of first use, what `writer::str_codes`
-/// finds (so that `compact` and the JSON source write the same column),
-/// given up as it does. While they are kept, the column's cells are their
-/// codes only (4 bytes a cell, not a slot's 8), in the vector the run
-/// gathered a STR_COLUMN's offsets in when there is one.
-struct StrCodes {
-    ids: rustc_hash::FxHashMap<u64, u32>,
-    dict: Vec<u64>,
-    codes: Vec<u32>,
-    /// The column's length.
-    max_cells: usize,
-    max_dict: usize,
-    given_up: bool,
-}
-
-impl StrCodes {
-    /// Codes for a column of `n` strings (none when `n` is 0), kept in
-    /// `spare` when it is given.
-    fn new(n: usize, spare: Option<Vec<u32>>) -> StrCodes {
-        let max_dict = bale_core::writer::str_codes_max_dict(n);
-        StrCodes {
-            ids: Default::default(),
-            dict: Vec::new(),
-            codes: match spare {
-                _ if max_dict.is_none() => Vec::new(),
-                Some(mut spare) => {
-                    spare.clear();
-                    spare
-                }
-                // Room for the probe's codes; for all of them once past it
-                // (most columns of distinct strings end there).
-                None => Vec::with_capacity(n.min(bale_core::writer::STR_CODES_PROBE)),
-            },
-            max_cells: n,
-            max_dict: max_dict.unwrap_or(0),
-            given_up: max_dict.is_none(),
-        }
-    }
-
-    /// Keeps the code of the next cell (unless given up); gives up at the
-    /// probe as `writer::str_codes` does, after keeping it.
-    #[inline(always)]
-    fn keep(&mut self, code: u32) -> bool {
-        if self.given_up {
-            return false;
-        }
-        self.codes.push(code);
-        if self.codes.len() == bale_core::writer::STR_CODES_PROBE {
-            if self.dict.len() == bale_core::writer::STR_CODES_PROBE {
-                self.given_up = true;
-            } else {
-                self.codes.reserve(self.max_cells - self.codes.len());
-            }
-        }
-        true
-    }
-
-    /// The slots of the cells coded so far (when the codes are given up).
-    fn slots_so_far(&mut self, slots: &mut Vec<u64>, n: usize) {
-        slots.reserve(n);
-        slots.extend(self.codes.iter().map(|&c| self.dict[c as usize]));
-        self.codes = Vec::new();
-    }
-
-    /// The code of a slot met for the first time at an address.
-    fn code(&mut self, slot: u64) -> u32 {
-        if self.given_up {
-            return 0;
-        }
-        if !matches!(slot & TAG_MASK, TAG_SSTR | TAG_STR) {
-            self.given_up = true;
-            return 0;
-        }
-        let dict = &mut self.dict;
-        let code = *self.ids.entry(slot).or_insert_with(|| {
-            dict.push(slot);
-            (dict.len() - 1) as u32
-        });
-        if self.dict.len() > self.max_dict {
-            self.given_up = true;
-        }
-        code
     }
 }
 
@@ -1015,8 +928,9 @@ impl<'py> Compactor<'py> {
                     None
                 };
                 let mut memo = SlotMemo::new(count);
-                // A table's own column of repeated strings: a code a cell.
-                let mut codes = StrCodes::new(if column && !g.lists { count } else { 0 }, spare);
+                // A table's own column of repeated strings: a code a cell,
+                // made as the slots are (a memo hit keeps its code again).
+                let mut codes = StrCodes::new(if column && !g.lists { count } else { 0 }, spare.unwrap_or_default());
                 let slots: Vec<u64> = match kept {
                     Some(strs) => {
                         // Made whole even while the cells are coded, when it
@@ -1038,12 +952,12 @@ impl<'py> Compactor<'py> {
                             // Codes while they are kept; once given up (at the
                             // slot, or at the probe after keeping its code),
                             // the slots of the cells so far, then slots.
-                            let coding = !codes.given_up;
+                            let coding = !codes.given_up();
                             let (slot, code) = memo.slot(s, |s| self.str_slot(s), |slot| codes.code(slot));
                             let kept = codes.keep(code);
-                            if codes.given_up {
+                            if codes.given_up() {
                                 if coding {
-                                    codes.slots_so_far(&mut slots, strs.len());
+                                    codes.slots_so_far(&mut slots);
                                 }
                                 if !kept {
                                     slots.push(slot);
@@ -1062,8 +976,8 @@ impl<'py> Compactor<'py> {
                         slots
                     }
                 };
-                if !codes.given_up && codes.codes.len() == count {
-                    return Ok(self.builder.str_code_column(&codes.dict, &codes.codes));
+                if let Some((dict, codes)) = codes.finish() {
+                    return Ok(self.builder.str_code_column(&dict, &codes));
                 }
                 Ok(self.builder.seq(false, &slots))
             }
